@@ -1,0 +1,48 @@
+package dev.jtrain.comm.transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Point-to-point byte movement between the ranks of one group: the only thing collective algorithms use.
+ *
+ * <p>Semantics (the contract every implementation — TCP, shared memory, in-process — must honour):
+ * <ul>
+ *   <li>Messages between an ordered pair (src, dst) with the same tag are delivered in send order; the receiver
+ *       states the exact byte length it expects ({@code dst.byteSize()}) and a length mismatch is a
+ *       {@link dev.jtrain.comm.CommException} naming both ranks and the tag.</li>
+ *   <li>{@link #send} returns when {@code src} may be reused (copied out or delivered); it may return before the
+ *       peer has received. {@link #recv} returns when {@code dst} holds the message.</li>
+ *   <li>{@link #sendRecv} makes progress on both directions at once, so a ring where every rank sends to its
+ *       right and receives from its left never deadlocks, whatever the message size.</li>
+ *   <li>Every blocking call fails within {@link #timeoutMs()} with a {@link dev.jtrain.comm.CommTimeoutException},
+ *       and immediately with a {@link dev.jtrain.comm.CommException} when the peer's process is gone; both name
+ *       this rank, the peer and the tag.</li>
+ *   <li>Sending to or receiving from oneself ({@code peer == rank()}) is legal and copies.</li>
+ * </ul>
+ *
+ * <p>Threading: calls for different (peer, tag) pairs may come from different threads concurrently; calls for the
+ * same (peer, tag) in the same direction must be serialised by the caller. {@link #close} may be called from any
+ * thread, also while another thread is blocked, and makes that call fail promptly.
+ */
+public interface Transport extends AutoCloseable {
+    int rank();
+
+    int size();
+
+    /** Timeout applied to each blocking call, in milliseconds. */
+    long timeoutMs();
+
+    void send(int peer, int tag, MemorySegment src);
+
+    void recv(int peer, int tag, MemorySegment dst);
+
+    /** Sends {@code src} to {@code to} and receives {@code dst} from {@code from} concurrently. */
+    void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag);
+
+    /** The kind of link to {@code peer}: {@code "self"}, {@code "shm"}, {@code "tcp"} or {@code "local"}. */
+    String linkKind(int peer);
+
+    /** Releases sockets, threads and shared-memory files; idempotent; never throws. */
+    @Override
+    void close();
+}
