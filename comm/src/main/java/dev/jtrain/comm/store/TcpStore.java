@@ -1,0 +1,177 @@
+package dev.jtrain.comm.store;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
+
+/**
+ * A {@link Store} client over one TCP connection to a {@link TcpStoreServer}; when created with
+ * {@code isServer} it also hosts that server and stops it on {@link #close}.
+ *
+ * <p>Threading: thread-safe; requests on one client are serialised (a blocking {@link #get} holds the connection).
+ */
+public final class TcpStore implements Store {
+    /** Extra time the client waits beyond a server-side timeout, so the server's TIMEOUT reply arrives first. */
+    private static final long REPLY_GRACE_MS = 5_000;
+
+    private final TcpStoreOptions options;
+    private final TcpStoreServer server;
+    private final Socket socket;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile boolean closed;
+
+    /** Connects (retrying until {@code timeoutMs} while the server comes up), hosting the server first if asked. */
+    public static TcpStore create(TcpStoreOptions options) { return new TcpStore(options); }
+
+    private TcpStore(TcpStoreOptions options) {
+        this.options = options;
+        this.server = options.isServer()
+                ? new TcpStoreServer(options.host(), options.port(), options.jobToken(), options.maxBodyBytes(), 10_000)
+                : null;
+        int port = server != null ? server.port() : options.port();
+        try {
+            this.socket = connectWithRetry(options.host(), port, options.timeoutMs());
+            socket.setTcpNoDelay(true);
+            in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+            String name = ProcessHandle.current().pid() + "@" + java.net.InetAddress.getLocalHost().getHostName();
+            call(StoreFrame.request(OP_HELLO, StoreFrame.utf8(options.jobToken()), StoreFrame.utf8(name)), "hello", "-", options.timeoutMs());
+        } catch (IOException | RuntimeException e) {
+            if (server != null) server.close();
+            if (e instanceof CommException ce) throw ce;
+            throw new CommException("store connect to " + options.host() + ":" + port + " failed: " + e, e);
+        }
+    }
+
+    private static Socket connectWithRetry(String host, int port, long timeoutMs) throws IOException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        long backoffMs = 10;
+        while (true) {
+            Socket s = new Socket();
+            try {
+                s.connect(new InetSocketAddress(host, port), (int) Math.max(1, Math.min(timeoutMs, 5_000)));
+                return s;
+            } catch (IOException e) {
+                s.close();
+                if (System.nanoTime() > deadline) {
+                    throw new CommTimeoutException("store at " + host + ":" + port + " not reachable within " + timeoutMs
+                            + " ms (" + e.getMessage() + "); is rank 0 / the launcher up and MASTER_ADDR/MASTER_PORT right?", e);
+                }
+                try {
+                    Thread.sleep(backoffMs);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new CommException("store connect interrupted", ie);
+                }
+                backoffMs = Math.min(500, backoffMs * 2);
+            }
+        }
+    }
+
+    /** The port of the hosted server, or of the server connected to. */
+    public int port() { return server != null ? server.port() : options.port(); }
+
+    /** The hosted server, or null when this is only a client. */
+    public TcpStoreServer server() { return server; }
+
+    private List<byte[]> call(StoreFrame req, String op, String key, long replyWithinMs) {
+        lock.lock();
+        try {
+            if (closed) throw new CommException("store " + op + " key=" + key + ": store is closed");
+            socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.min(replyWithinMs, Integer.MAX_VALUE) + REPLY_GRACE_MS));
+            req.write(out);
+            StoreFrame resp = StoreFrame.read(in, options.maxBodyBytes());
+            if (resp.opcode() != OP_RESPONSE) throw new CommException("store " + op + " key=" + key + ": server sent opcode " + resp.opcode());
+            String msg = resp.fields().isEmpty() ? "" : StoreFrame.string(resp.fields().get(0));
+            return switch (resp.status()) {
+                case STATUS_OK -> resp.fields();
+                case STATUS_TIMEOUT -> throw new CommTimeoutException(msg);
+                default -> throw new CommException("store " + op + " key=" + key + " failed at " + options.host() + ":" + port() + ": " + msg);
+            };
+        } catch (SocketTimeoutException e) {
+            throw new CommTimeoutException("store " + op + " key=" + key + ": no reply from " + options.host() + ":" + port()
+                    + " within " + (replyWithinMs + REPLY_GRACE_MS) + " ms", e);
+        } catch (IOException e) {
+            throw new CommException("store " + op + " key=" + key + ": connection to " + options.host() + ":" + port()
+                    + " failed (" + e + "); the store host (rank 0 or launcher) may have exited", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void set(String key, byte[] value) {
+        call(StoreFrame.request(OP_SET, StoreFrame.utf8(key), value), "set", key, options.timeoutMs());
+    }
+
+    @Override
+    public byte[] get(String key, long timeoutMs) {
+        return call(StoreFrame.request(OP_GET, StoreFrame.utf8(key), StoreFrame.longBytes(timeoutMs)), "get", key, timeoutMs).get(0);
+    }
+
+    @Override
+    public long add(String key, long delta) {
+        List<byte[]> r = call(StoreFrame.request(OP_ADD, StoreFrame.utf8(key), StoreFrame.longBytes(delta)), "add", key, options.timeoutMs());
+        try {
+            return StoreFrame.asLong(r.get(0));
+        } catch (StoreFrame.ProtocolException e) {
+            throw new CommException("store add key=" + key + ": bad reply: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public byte[] compareSet(String key, byte[] expected, byte[] desired) {
+        return call(StoreFrame.request(OP_CAS, StoreFrame.utf8(key), expected, desired), "compareSet", key, options.timeoutMs()).get(0);
+    }
+
+    @Override
+    public void wait(List<String> keys, long timeoutMs) {
+        List<byte[]> fields = new ArrayList<>(keys.size() + 1);
+        fields.add(StoreFrame.longBytes(timeoutMs));
+        for (String k : keys) fields.add(StoreFrame.utf8(k));
+        call(StoreFrame.request(OP_WAIT, fields.toArray(byte[][]::new)), "wait", keys.toString(), timeoutMs);
+    }
+
+    @Override
+    public boolean delete(String key) {
+        return call(StoreFrame.request(OP_DELETE, StoreFrame.utf8(key)), "delete", key, options.timeoutMs()).get(0)[0] == 1;
+    }
+
+    @Override
+    public long numKeys() {
+        try {
+            return StoreFrame.asLong(call(StoreFrame.request(OP_NUM_KEYS), "numKeys", "-", options.timeoutMs()).get(0));
+        } catch (StoreFrame.ProtocolException e) {
+            throw new CommException("store numKeys: bad reply: " + e.getMessage(), e);
+        }
+    }
+
+    @Override public long timeoutMs() { return options.timeoutMs(); }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        try {
+            socket.close(); // also unblocks a thread waiting in call()
+        } catch (IOException ignored) {
+            // closing
+        }
+        if (server != null) server.close();
+    }
+}

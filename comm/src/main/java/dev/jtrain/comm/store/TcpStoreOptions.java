@@ -1,0 +1,36 @@
+package dev.jtrain.comm.store;
+
+/**
+ * How to reach (or host) a {@link TcpStore}.
+ *
+ * @param host             server address to connect to (and bind, when hosting)
+ * @param port             server port; 0 with {@code isServer} picks a free one
+ * @param isServer         host the server in this process (rank 0 or the launcher)
+ * @param jobToken         secret every client presents first; {@code null} reads env {@code JTRAIN_JOB_TOKEN}
+ * @param timeoutMs        default timeout of blocking calls, and how long to keep retrying the first connect
+ * @param maxBodyBytes     largest frame body accepted from the other side
+ */
+public record TcpStoreOptions(String host, int port, boolean isServer, String jobToken, long timeoutMs, int maxBodyBytes) {
+    public static final String JOB_TOKEN_ENV = "JTRAIN_JOB_TOKEN";
+
+    /** Fills defaults and validates once (Aeron's conclude()): the returned options have a non-empty token. */
+    public TcpStoreOptions {
+        if (host == null || host.isBlank()) throw new IllegalArgumentException("store host must be set: host=" + host);
+        if (port < 0 || port > 65535) throw new IllegalArgumentException("store port out of range: port=" + port);
+        if (!isServer && port == 0) throw new IllegalArgumentException("store client needs a port: port=0");
+        if (timeoutMs <= 0) throw new IllegalArgumentException("timeoutMs must be > 0: timeoutMs=" + timeoutMs);
+        if (maxBodyBytes <= 0) maxBodyBytes = StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES;
+        if (jobToken == null) jobToken = System.getenv(JOB_TOKEN_ENV);
+        if (jobToken == null || jobToken.isEmpty()) {
+            throw new IllegalArgumentException("no job token: set " + JOB_TOKEN_ENV + " (the launcher does) or pass jobToken");
+        }
+    }
+
+    public static TcpStoreOptions client(String host, int port, String jobToken, long timeoutMs) {
+        return new TcpStoreOptions(host, port, false, jobToken, timeoutMs, 0);
+    }
+
+    public static TcpStoreOptions server(String host, int port, String jobToken, long timeoutMs) {
+        return new TcpStoreOptions(host, port, true, jobToken, timeoutMs, 0);
+    }
+}
