@@ -1,0 +1,101 @@
+package dev.jtrain.autograd;
+
+import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.GeluKernel;
+import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.tensor.kernel.SoftmaxKernel;
+
+/** GELU, softmax over the last dimension, dropout. */
+final class ActivationOps {
+    private ActivationOps() {}
+
+    static Tensor gelu(Tensor x) {
+        Tensor xc = x.contiguous().detach();
+        Tensor out = Tensor.zeros(x.shape());
+        int n = out.numel();
+        GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
+        if (ShapeOps.recording(x)) {
+            Node node = new Node(x) {
+                @Override
+                protected Tensor[] apply(Tensor g) {
+                    Tensor gc = g.contiguous();
+                    Tensor dx = Tensor.zeros(xc.shape());
+                    GeluKernel.backward(gc.data(), gc.offset(), xc.data(), xc.offset(), dx.data(), 0, n);
+                    return new Tensor[]{dx};
+                }
+
+                @Override
+                public String name() { return "GeluBackward"; }
+            };
+            node.saved(n);
+            out.setGradFn(node);
+        }
+        return out;
+    }
+
+    static Tensor softmax(Tensor x) {
+        Tensor out = x.copyData();
+        int cols = x.size(-1), rows = out.numel() / Math.max(cols, 1);
+        float[] od = out.data();
+        Parallel.forRange(rows, 64, (lo, hi) -> {
+            for (int r = lo; r < hi; r++) SoftmaxKernel.softmaxPrefix(od, r * cols, cols, cols, 1f);
+        });
+        if (ShapeOps.recording(x)) {
+            Node node = new Node(x) {
+                @Override
+                protected Tensor[] apply(Tensor g) {
+                    Tensor gc = g.contiguous().copyData();
+                    float[] gd = gc.data();
+                    Parallel.forRange(rows, 64, (lo, hi) -> {
+                        for (int r = lo; r < hi; r++)
+                            SoftmaxKernel.softmaxPrefixBackward(od, r * cols, gd, r * cols, gd, r * cols, cols, cols, 1f);
+                    });
+                    return new Tensor[]{gc};
+                }
+
+                @Override
+                public String name() { return "SoftmaxBackward"; }
+            };
+            node.saved(out.numel());
+            out.setGradFn(node);
+        }
+        return out;
+    }
+
+    /**
+     * Inverted dropout: zero with probability p, scale survivors by 1/(1-p). The mask comes from {@code rng}, so
+     * restoring the generator's state replays the same mask (activation checkpointing relies on this).
+     */
+    static Tensor dropout(Tensor x, float p, Rng rng) {
+        if (p == 0f) return x;
+        if (p < 0f || p >= 1f) throw new IllegalArgumentException("dropout p must be in [0,1): " + p);
+        Tensor xc = x.contiguous().detach();
+        int n = xc.numel();
+        float[] mask = new float[n];
+        float keep = 1f / (1f - p);
+        for (int i = 0; i < n; i++) mask[i] = rng.nextFloat() >= p ? keep : 0f;
+        Tensor out = Tensor.zeros(x.shape());
+        float[] od = out.data(), xd = xc.data();
+        int xo = xc.offset();
+        for (int i = 0; i < n; i++) od[i] = xd[xo + i] * mask[i];
+        if (ShapeOps.recording(x)) {
+            Node node = new Node(x) {
+                @Override
+                protected Tensor[] apply(Tensor g) {
+                    Tensor gc = g.contiguous();
+                    Tensor dx = Tensor.zeros(xc.shape());
+                    float[] gd = gc.data(), dd = dx.data();
+                    for (int i = 0; i < n; i++) dd[i] = gd[gc.offset() + i] * mask[i];
+                    return new Tensor[]{dx};
+                }
+
+                @Override
+                public String name() { return "DropoutBackward"; }
+            };
+            node.saved(n);
+            out.setGradFn(node);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,134 @@
+package dev.jtrain.autograd;
+
+import dev.jtrain.tensor.Shape;
+import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Sgemm;
+import dev.jtrain.tensor.kernel.VectorOps;
+
+/**
+ * Matrix products on top of {@link Sgemm}. Transposed views are passed to the GEMM as transpose flags, never
+ * copied. Backward of C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC.
+ */
+final class MatmulOps {
+    private MatmulOps() {}
+
+    /** A row-major matrix (or batch of them) as the GEMM sees it. */
+    record Mat(float[] data, int off, int ld, boolean trans, int rows, int cols, int batchStride) {
+        /** View the last two dims of t; copies only if neither they nor their transpose are contiguous. */
+        static Mat of(Tensor t) {
+            int nd = t.dim();
+            int[] sh = t.shape(), st = t.strides();
+            int r = sh[nd - 2], c = sh[nd - 1];
+            int bs = nd == 3 ? st[0] : 0;
+            boolean batchOk = nd == 2 || sh[0] == 1 || st[0] >= r * c || st[0] == 0;
+            if (batchOk && (st[nd - 1] == 1 || c == 1) && st[nd - 2] >= c) return new Mat(t.data(), t.offset(), Math.max(st[nd - 2], 1), false, r, c, bs);
+            if (batchOk && (st[nd - 2] == 1 || r == 1) && st[nd - 1] >= r) return new Mat(t.data(), t.offset(), Math.max(st[nd - 1], 1), true, r, c, bs);
+            Tensor cc = t.copyData();
+            return new Mat(cc.data(), 0, c, false, r, c, nd == 3 ? r * c : 0);
+        }
+    }
+
+    /** (M,K)@(K,N), (B,M,K)@(B,K,N), or (...,M,K)@(K,N) by folding the leading dims into M. */
+    static Tensor matmul(Tensor a, Tensor b) {
+        if (a.dim() > 2 && b.dim() == 2) {
+            int[] as = a.shape();
+            int k = as[as.length - 1];
+            Tensor a2 = a.reshape(-1, k);
+            Tensor out = matmul(a2, b);
+            int[] os = as.clone();
+            os[os.length - 1] = b.size(1);
+            return out.reshape(os);
+        }
+        if (!(a.dim() == 2 && b.dim() == 2) && !(a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0)))
+            throw new IllegalArgumentException("matmul supports (M,K)@(K,N), (B,M,K)@(B,K,N) and (...,M,K)@(K,N); got "
+                    + Shape.str(a.shape()) + " @ " + Shape.str(b.shape()));
+        if (a.size(-1) != b.size(-2))
+            throw new IllegalArgumentException("matmul inner dimensions differ: " + Shape.str(a.shape()) + " @ " + Shape.str(b.shape()));
+        Tensor out = product(a, b);
+        if (ShapeOps.recording(a, b)) {
+            Node node = new Node(a, b) {
+                @Override
+                protected Tensor[] apply(Tensor g) {
+                    Tensor ga = needsGrad(0) ? product(g, b.transpose(-2, -1)) : null;
+                    Tensor gb = needsGrad(1) ? product(a.transpose(-2, -1), g) : null;
+                    return new Tensor[]{ga, gb};
+                }
+
+                @Override
+                public String name() { return "MatmulBackward"; }
+            };
+            out.setGradFn(node);
+        }
+        return out;
+    }
+
+    private static Tensor product(Tensor a, Tensor b) {
+        Mat ma = Mat.of(a.detach()), mb = Mat.of(b.detach());
+        int m = ma.rows, k = ma.cols, n = mb.cols;
+        if (a.dim() == 2) {
+            Tensor out = Tensor.zeros(m, n);
+            Sgemm.sgemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off, ma.ld, mb.data, mb.off, mb.ld, 0f, out.data(), 0, n);
+            return out;
+        }
+        int batch = a.size(0);
+        Tensor out = Tensor.zeros(batch, m, n);
+        for (int i = 0; i < batch; i++)
+            Sgemm.sgemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off + i * ma.batchStride, ma.ld,
+                    mb.data, mb.off + i * mb.batchStride, mb.ld, 0f, out.data(), i * m * n, n);
+        return out;
+    }
+
+    /**
+     * y = x·Wᵀ + b for x (..., in), W (out, in), b (out): torch.nn.Linear's layout, so nanoGPT state dicts map 1:1.
+     * Backward: dx = dy·W, dW += dyᵀ·x, db += Σ_rows dy, each one GEMM over all rows at once.
+     */
+    static Tensor linear(Tensor x, Tensor w, Tensor b) {
+        int in = w.size(1), outF = w.size(0);
+        if (x.size(-1) != in)
+            throw new IllegalArgumentException("linear: input features " + x.size(-1) + " != weight in_features " + in
+                    + " (x " + Shape.str(x.shape()) + ", W " + Shape.str(w.shape()) + ")");
+        Tensor xc = x.contiguous().detach();
+        Tensor wc = w.contiguous().detach();
+        int rows = xc.numel() / in;
+        int[] outShape = x.shape();
+        outShape[outShape.length - 1] = outF;
+        Tensor out = Tensor.zeros(outShape);
+        float[] od = out.data();
+        if (b != null) {
+            Tensor bc = b.contiguous();
+            for (int r = 0; r < rows; r++) System.arraycopy(bc.data(), bc.offset(), od, r * outF, outF);
+        }
+        Sgemm.sgemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
+                b != null ? 1f : 0f, od, 0, outF);
+        if (ShapeOps.recording(x, w, b)) {
+            Node node = new Node(x, w, b) {
+                @Override
+                protected Tensor[] apply(Tensor g) {
+                    Tensor gc = g.contiguous();
+                    Tensor gx = null, gw = null, gb = null;
+                    if (needsGrad(0)) {
+                        gx = Tensor.zeros(xc.shape());
+                        Sgemm.sgemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wc.data(), wc.offset(), in,
+                                0f, gx.data(), 0, in);
+                    }
+                    if (needsGrad(1)) {
+                        gw = Tensor.zeros(outF, in);
+                        Sgemm.sgemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xc.data(), xc.offset(), in,
+                                0f, gw.data(), 0, in);
+                    }
+                    if (b != null && needsGrad(2)) {
+                        gb = Tensor.zeros(outF);
+                        VectorOps.sumRows(gc.data(), gc.offset(), rows, outF, gb.data(), 0, false);
+                    }
+                    return new Tensor[]{gx, gw, gb};
+                }
+
+                @Override
+                public String name() { return "LinearBackward"; }
+            };
+            node.saved(xc.numel());
+            out.setGradFn(node);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,77 @@
+package dev.jtrain.nn;
+
+import dev.jtrain.tensor.Tensor;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * All parameters of a model in one contiguous float array and all gradients in another (llm.c's
+ * malloc_and_point_parameters): each parameter and its grad are views at the same offset. DDP buckets and ZeRO
+ * shards are then plain index ranges, and the optimizer walks one array.
+ *
+ * <p>Each parameter starts on a 16-float (64-byte) boundary so vector loads of every parameter are aligned.
+ */
+public final class FlatParameters {
+    public static final int ALIGN_FLOATS = 16;
+
+    /** One parameter's place in the flat buffers. */
+    public record Slot(String name, Tensor param, int offset, int numel) {}
+
+    private final float[] data;
+    private final float[] grad;
+    private final List<Slot> slots;
+
+    private FlatParameters(float[] data, float[] grad, List<Slot> slots) {
+        this.data = data;
+        this.grad = grad;
+        this.slots = slots;
+    }
+
+    /** Moves every parameter of {@code module} into one buffer (values preserved) and gives each a zeroed grad view. */
+    public static FlatParameters of(Module module) {
+        Map<String, Tensor> named = module.namedParameters();
+        long total = 0;
+        for (Tensor t : named.values()) total = align(total) + t.numel();
+        total = align(total);
+        if (total > Integer.MAX_VALUE - 64) throw new IllegalArgumentException("model too large for one flat buffer: " + total + " floats");
+        float[] data = new float[(int) total];
+        float[] grad = new float[(int) total];
+        List<Slot> slots = new ArrayList<>();
+        int off = 0;
+        for (var e : named.entrySet()) {
+            off = (int) align(off);
+            Tensor p = e.getValue();
+            p.moveStorage(data, off);
+            p.setGrad(Tensor.view(grad, off, p.shape()));
+            slots.add(new Slot(e.getKey(), p, off, p.numel()));
+            off += p.numel();
+        }
+        return new FlatParameters(data, grad, Collections.unmodifiableList(slots));
+    }
+
+    private static long align(long n) {
+        return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
+    }
+
+    public float[] data() { return data; }
+
+    public float[] grad() { return grad; }
+
+    public List<Slot> slots() { return slots; }
+
+    public int size() { return data.length; }
+
+    public long parameterCount() {
+        long n = 0;
+        for (Slot s : slots) n += s.numel();
+        return n;
+    }
+
+    public void zeroGrad() {
+        Arrays.fill(grad, 0f);
+    }
+}

@@ -1,0 +1,113 @@
+package dev.jtrain.gpt;
+
+import dev.jtrain.autograd.Checkpoint;
+import dev.jtrain.autograd.F;
+import dev.jtrain.autograd.GradMode;
+import dev.jtrain.nn.Embedding;
+import dev.jtrain.nn.LayerNorm;
+import dev.jtrain.nn.Module;
+import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.Tensor;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * GPT-2 / nanoGPT: token + position embeddings, n_layer pre-norm blocks, final LayerNorm, and an LM head tied to
+ * the token embedding (Press &amp; Wolf 2017). Parameter names follow nanoGPT ({@code transformer.h.0.attn.c_attn.weight},
+ * Linear weights as (out, in)), so its checkpoints and Hugging Face GPT-2 weights map one to one.
+ */
+public final class Gpt extends Module {
+    /** The "transformer" sub-tree, only to give parameters nanoGPT's names. */
+    static final class Transformer extends Module {
+        final Embedding wte;
+        final Embedding wpe;
+        final List<Block> h = new ArrayList<>();
+        final LayerNorm lnF;
+
+        Transformer(GptConfig c, Rng init, Rng dropoutRng) {
+            wte = registerModule("wte", new Embedding(Tensor.randn(init, 0.02f, c.paddedVocabSize(), c.nEmbd())));
+            wpe = registerModule("wpe", new Embedding(Tensor.randn(init, 0.02f, c.blockSize(), c.nEmbd())));
+            Module list = registerModule("h", new Module() {});
+            for (int i = 0; i < c.nLayer(); i++) h.add(list.registerChild(Integer.toString(i), new Block(c, init, dropoutRng)));
+            lnF = registerModule("ln_f", new LayerNorm(c.nEmbd(), c.bias()));
+        }
+    }
+
+    private final GptConfig config;
+    private final Transformer transformer;
+    private final Rng dropoutRng;
+    private boolean activationCheckpointing;
+
+    /** Builds a model with GPT-2 initialisation from {@code seed}; dropout masks come from a generator seeded alike. */
+    public Gpt(GptConfig config, long seed) {
+        this.config = config;
+        this.dropoutRng = new Rng(seed ^ 0x5DEECE66DL);
+        this.transformer = registerModule("transformer", new Transformer(config, new Rng(seed), dropoutRng));
+    }
+
+    public GptConfig config() { return config; }
+
+    public Rng dropoutRng() { return dropoutRng; }
+
+    /** Recompute each block's activations in backward instead of storing them. */
+    public void setActivationCheckpointing(boolean on) { this.activationCheckpointing = on; }
+
+    public boolean activationCheckpointing() { return activationCheckpointing; }
+
+    public List<Block> blocks() { return transformer.h; }
+
+    public Tensor tokenEmbedding() { return transformer.wte.weight; }
+
+    /** idx (B·T token ids, row-major) → logits (B, T, paddedVocab). */
+    public Tensor forward(int[] idx, int batch, int time) {
+        if (time > config.blockSize())
+            throw new IllegalArgumentException("sequence length " + time + " exceeds block size " + config.blockSize());
+        int[] pos = new int[time];
+        for (int t = 0; t < time; t++) pos[t] = t;
+        Tensor tok = transformer.wte.forward(idx, batch, time); // (B, T, C)
+        Tensor posEmb = transformer.wpe.forward(pos, time);     // (T, C)
+        Tensor x = F.dropout(tok.add(posEmb), isTraining() ? config.dropout() : 0f, dropoutRng);
+        for (Block b : transformer.h)
+            x = activationCheckpointing ? Checkpoint.apply(b::forward, x, dropoutRng) : b.forward(x);
+        x = transformer.lnF.forward(x);
+        return F.linear(x, transformer.wte.weight, null); // (B, T, Vp), lm_head tied to wte
+    }
+
+    /** Mean cross-entropy of next-token prediction; targets (B·T), negative ids ignored. */
+    public Tensor loss(int[] idx, int[] targets, int batch, int time) {
+        Tensor logits = forward(idx, batch, time);
+        return F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets);
+    }
+
+    /**
+     * Training FLOPs per token, PaLM/llm.c accounting: 6N for the parameter matmuls (forward + backward) plus
+     * 6·L·C·T for attention scores and values with causal masking; recompute is not counted.
+     */
+    public double flopsPerToken(int time) {
+        long n = parameterCount() - (long) config.blockSize() * config.nEmbd(); // wpe is a lookup, not a matmul
+        return 6.0 * n + 6.0 * config.nLayer() * config.nEmbd() * time;
+    }
+
+    /** Autoregressive sampling with temperature and top-k (k ≤ 0: full distribution). */
+    public int[] generate(int[] prompt, int maxNewTokens, float temperature, int topK, Rng rng) {
+        boolean wasTraining = isTraining();
+        train(false);
+        int[] seq = java.util.Arrays.copyOf(prompt, prompt.length + maxNewTokens);
+        int len = prompt.length;
+        try (var g = GradMode.noGrad()) {
+            for (int s = 0; s < maxNewTokens; s++) {
+                int start = Math.max(0, len - config.blockSize());
+                int t = len - start;
+                int[] ctx = java.util.Arrays.copyOfRange(seq, start, len);
+                Tensor logits = forward(ctx, 1, t);
+                float[] row = new float[config.vocabSize()];
+                System.arraycopy(logits.data(), logits.offset() + (t - 1) * config.paddedVocabSize(), row, 0, row.length);
+                seq[len++] = Sampler.sample(row, temperature, topK, rng);
+            }
+        } finally {
+            train(wasTraining);
+        }
+        return seq;
+    }
+}

@@ -1,0 +1,29 @@
+package dev.jtrain.gpt;
+
+import dev.jtrain.autograd.F;
+import dev.jtrain.nn.Linear;
+import dev.jtrain.nn.Module;
+import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.Tensor;
+
+/** Position-wise feed-forward: c_fc (C → 4C), GELU (tanh), c_proj (4C → C), dropout. */
+public final class Mlp extends Module {
+    final Linear cFc;
+    final Linear cProj;
+    private final GptConfig config;
+    private final Rng rng;
+
+    Mlp(GptConfig config, Rng init, Rng dropoutRng) {
+        this.config = config;
+        this.rng = dropoutRng;
+        int c = config.nEmbd();
+        float projStd = (float) (0.02 / Math.sqrt(2.0 * config.nLayer()));
+        cFc = registerModule("c_fc", new Linear(Tensor.randn(init, 0.02f, 4 * c, c), config.bias() ? Tensor.zeros(4 * c) : null));
+        cProj = registerModule("c_proj", new Linear(Tensor.randn(init, projStd, c, 4 * c), config.bias() ? Tensor.zeros(c) : null));
+    }
+
+    public Tensor forward(Tensor x) {
+        Tensor h = F.gelu(cFc.forward(x)); // (B, T, 4C)
+        return F.dropout(cProj.forward(h), isTraining() ? config.dropout() : 0f, rng);
+    }
+}
