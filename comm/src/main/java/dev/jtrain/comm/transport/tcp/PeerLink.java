@@ -1,0 +1,218 @@
+package dev.jtrain.comm.transport.tcp;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+import static dev.jtrain.comm.transport.tcp.TcpWireDescriptor.*;
+
+/**
+ * One persistent connection to one peer: senders write frames on the caller's thread; a dedicated reader thread
+ * drains the socket all the time, streaming each payload into its posted receive when there is one. Because the
+ * reader never waits for the application, a send always progresses, so a ring of simultaneous sendRecv calls
+ * can not deadlock whatever the message size.
+ *
+ * <p>The channel stays in blocking mode (fewest system calls, no selector wake-ups); a blocked write is bounded by
+ * the transport's watchdog, which closes the channel when a write passes its deadline.
+ *
+ * <p>Threading: sends are serialised by {@link #sendLock}; receives by tag as {@link PostedRecvs} allows.
+ */
+final class PeerLink {
+    /** Largest slice handed to one write/read call (bounds NIO's temporary direct buffer for heap segments). */
+    private static final long CHUNK_BYTES = 4L << 20;
+
+    private final int rank;
+    private final int peer;
+    private final SocketChannel channel;
+    private final long timeoutMs;
+    private final PostedRecvs recvs = new PostedRecvs();
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final ByteBuffer sendHeader = ByteBuffer.allocateDirect(FRAME_HEADER_LENGTH);
+    private final Thread reader;
+    private volatile long writeDeadlineNanos;
+    private volatile boolean writeTimedOut;
+    private volatile CommException broken;
+
+    PeerLink(int rank, int peer, SocketChannel channel, long timeoutMs) {
+        this.rank = rank;
+        this.peer = peer;
+        this.channel = channel;
+        this.timeoutMs = timeoutMs;
+        this.reader = Thread.ofPlatform().daemon().name("jtrain-tcp-r" + rank + "-from-" + peer).unstarted(this::readLoop);
+    }
+
+    void start() { reader.start(); }
+
+    private String where(String op, int tag, long bytes) {
+        return "tcp transport rank " + rank + " " + op + " peer=" + peer + " tag=" + tag + " bytes=" + bytes;
+    }
+
+    void send(int tag, MemorySegment src) {
+        long len = src.byteSize();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        try {
+            if (!sendLock.tryLock(timeoutMs, TimeUnit.MILLISECONDS)) {
+                throw new CommTimeoutException(where("send", tag, len) + ": another send to this peer did not finish within " + timeoutMs + " ms");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommException(where("send", tag, len) + ": interrupted", e);
+        }
+        try {
+            CommException b = broken;
+            if (b != null) throw new CommException(where("send", tag, len) + ": link unusable: " + b.getMessage(), b);
+            sendHeader.clear();
+            sendHeader.putInt(FRAME_MAGIC).putInt(tag).putLong(len).flip();
+            writeDeadlineNanos = deadline;
+            ByteBuffer[] pair = new ByteBuffer[2];
+            pair[0] = sendHeader;
+            long off = 0;
+            do {
+                ByteBuffer body = src.asSlice(off, Math.min(CHUNK_BYTES, len - off)).asByteBuffer();
+                if (sendHeader.hasRemaining()) {
+                    pair[1] = body; // header and first chunk in one system call: one packet for small messages
+                    while (sendHeader.hasRemaining() || body.hasRemaining()) channel.write(pair);
+                } else {
+                    while (body.hasRemaining()) channel.write(body);
+                }
+                off += body.capacity();
+            } while (off < len);
+        } catch (IOException e) {
+            CommException ce = writeTimedOut
+                    ? new CommTimeoutException(where("send", tag, len) + ": peer did not take the data within " + timeoutMs
+                    + " ms (hung or stopped)", e)
+                    : new CommException(where("send", tag, len) + ": connection to peer rank " + peer
+                    + " lost (" + e + "); that process probably exited or was killed, check its log", e);
+            breakLink(ce);
+            throw ce;
+        } finally {
+            writeDeadlineNanos = 0;
+            sendLock.unlock();
+        }
+    }
+
+    /** Posts a receive; complete it with {@link #awaitRecv}. */
+    PostedRecvs.Posted postRecv(int tag, MemorySegment dst) {
+        return recvs.post(tag, dst, () -> where("recv", tag, dst.byteSize()));
+    }
+
+    void awaitRecv(PostedRecvs.Posted p, int tag, long deadlineNanos) {
+        Supplier<String> where = () -> where("recv", tag, p.dst.byteSize());
+        recvs.await(p, tag, deadlineNanos, where, () -> breakLink(new CommTimeoutException(where.get()
+                + ": timed out in the middle of a message; link closed")), timeoutMs);
+    }
+
+    void abandonRecv(PostedRecvs.Posted p, int tag) {
+        recvs.abandon(p, tag, () -> breakLink(new CommException(where("recv", tag, p.dst.byteSize())
+                + ": receive abandoned in the middle of a message; link closed")));
+    }
+
+    /** Whether the reader thread may write into {@code dst} (segments of confined arenas may not). */
+    boolean readerCanAccess(MemorySegment dst) { return dst.isAccessibleBy(reader); }
+
+    private void readLoop() {
+        ByteBuffer header = ByteBuffer.allocateDirect(FRAME_HEADER_LENGTH);
+        try {
+            while (true) {
+                header.clear();
+                readFully(header);
+                header.flip();
+                int magic = header.getInt();
+                int tag = header.getInt();
+                long len = header.getLong();
+                if (magic != FRAME_MAGIC || len < 0) {
+                    throw new CommException(String.format("tcp transport rank %d: corrupt frame from peer rank %d "
+                            + "(magic=0x%08x length=%d); stream out of sync, link closed", rank, peer, magic, len));
+                }
+                PostedRecvs.Posted p = recvs.claim(tag, len);
+                if (p == null) {
+                    MemorySegment buf = PostedRecvs.allocateBuffer(len);
+                    readInto(buf);
+                    recvs.buffer(tag, buf);
+                } else if (p.dst.byteSize() != len) {
+                    readInto(PostedRecvs.allocateBuffer(len)); // keep the stream in sync, then report
+                    recvs.release(p, new CommException("length mismatch, receiver expects " + p.dst.byteSize()
+                            + " bytes but peer rank " + peer + " sent " + len + "; the ranks issued different operations"));
+                } else {
+                    try {
+                        readInto(p.dst);
+                    } catch (IOException | RuntimeException e) {
+                        CommException ce = lost(e);
+                        recvs.release(p, ce);
+                        throw ce;
+                    }
+                    recvs.release(p, null);
+                }
+            }
+        } catch (CommException e) {
+            breakLink(e);
+        } catch (IOException | RuntimeException e) {
+            breakLink(lost(e));
+        } catch (InterruptedException e) {
+            breakLink(new CommException("tcp transport rank " + rank + ": reader for peer rank " + peer + " interrupted"));
+        }
+    }
+
+    private CommException lost(Exception e) {
+        CommException b = broken;
+        if (b != null) return b;
+        return new CommException("tcp transport rank " + rank + ": connection from peer rank " + peer + " lost ("
+                + (e instanceof EOFException ? "closed by peer" : e.toString())
+                + "); that process probably exited or was killed, check its log", e);
+    }
+
+    private void readFully(ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (channel.read(b) < 0) throw new EOFException("end of stream");
+        }
+    }
+
+    private void readInto(MemorySegment dst) throws IOException {
+        long len = dst.byteSize();
+        for (long off = 0; off < len; ) {
+            ByteBuffer b = dst.asSlice(off, Math.min(CHUNK_BYTES, len - off)).asByteBuffer();
+            readFully(b);
+            off += b.capacity();
+        }
+    }
+
+    /** Called by the watchdog: a write past its deadline means the peer stopped reading. */
+    void checkWriteDeadline(long nowNanos) {
+        long d = writeDeadlineNanos;
+        if (d != 0 && nowNanos - d > 0 && broken == null) {
+            writeTimedOut = true;
+            breakLink(new CommTimeoutException("tcp transport rank " + rank + ": send to peer rank " + peer
+                    + " did not complete within " + timeoutMs + " ms; link closed"));
+        }
+    }
+
+    /** Marks the link unusable, fails every waiting receive and closes the socket (which stops blocked I/O). */
+    void breakLink(CommException cause) {
+        synchronized (this) {
+            if (broken == null) broken = cause;
+        }
+        recvs.fail(broken);
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // already failing
+        }
+    }
+
+    void close(CommException reason) {
+        breakLink(reason);
+        try {
+            reader.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

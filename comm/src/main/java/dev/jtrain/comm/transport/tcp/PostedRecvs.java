@@ -1,0 +1,248 @@
+package dev.jtrain.comm.transport.tcp;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * Matching of incoming messages from one peer to the receives posted for them, per tag and in order (the
+ * "posted receive queue / unexpected message queue" pair of MPI implementations).
+ *
+ * <p>A message whose receive is already posted is streamed straight into the caller's buffer by the link's
+ * reader thread (no extra copy). A large message that arrives first waits a moment for its receive (lock-step
+ * algorithms post it within microseconds); otherwise it is buffered and copied when the receive comes.
+ *
+ * <p>Threading: one reader thread calls {@link #claim}/{@link #buffer}/{@link #release}; any number of callers
+ * call {@link #post}/{@link #await}, at most one per tag at a time. All state is guarded by {@link #lock}.
+ */
+final class PostedRecvs {
+    /** Messages at least this large wait {@link #LATE_POST_WAIT_NANOS} for their receive before being buffered. */
+    static final long WAIT_FOR_POST_BYTES = 64 * 1024;
+    static final long LATE_POST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+    static final int POSTED = 0, CLAIMED = 1, DONE = 2, FAILED = 3;
+
+    /** A receive waiting for its message; {@code state} is guarded by the owner's lock. */
+    static final class Posted {
+        final MemorySegment dst;
+        int state = POSTED;
+        CommException error;
+
+        Posted(MemorySegment dst) { this.dst = dst; }
+    }
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Map<Integer, ArrayDeque<Posted>> posted = new HashMap<>();
+    private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
+    private CommException failure;
+
+    /**
+     * Posts a receive of the next message with {@code tag} into {@code dst}. If that message already arrived it is
+     * copied now and the returned receive is DONE; a length mismatch throws. Complete it with {@link #await}, or
+     * give it up with {@link #abandon}.
+     */
+    Posted post(int tag, MemorySegment dst, Supplier<String> where) {
+        Posted p = new Posted(dst);
+        lock.lock();
+        try {
+            // Messages that arrived before the link died are still delivered (a peer may send, then exit).
+            ArrayDeque<MemorySegment> q = unexpected.get(tag);
+            MemorySegment early = q == null ? null : q.pollFirst();
+            if (early != null) {
+                copyChecked(early, dst, where);
+                p.state = DONE;
+                return p;
+            }
+            if (failure != null) throw new CommException(where.get() + ": " + failure.getMessage(), failure);
+            posted.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(p);
+            changed.signalAll(); // the reader may be waiting for this post
+            return p;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until {@code p} is complete or {@code deadlineNanos} passes.
+     *
+     * @param onStuckFill run (without the lock) when the deadline passes while the reader is filling the buffer;
+     *                    must make the reader stop promptly (the link is then unusable)
+     */
+    void await(Posted p, int tag, long deadlineNanos, Supplier<String> where, Runnable onStuckFill, long timeoutMs) {
+        boolean interrupted = false;
+        lock.lock();
+        try {
+            while (true) {
+                if (p.state == DONE) return;
+                if (p.state == FAILED) throw new CommException(where.get() + ": " + p.error.getMessage(), p.error);
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) break;
+                try {
+                    changed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            if (p.state == POSTED && !interrupted) {
+                posted.get(tag).remove(p);
+                p.state = FAILED;
+                throw timeout(where, timeoutMs);
+            }
+        } finally {
+            lock.unlock();
+        }
+        abandon(p, tag, onStuckFill);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+            throw new CommException(where.get() + ": interrupted while waiting");
+        }
+        throw timeout(where, timeoutMs);
+    }
+
+    /**
+     * Gives up a posted receive (its caller failed elsewhere). Returns once the reader no longer touches its buffer,
+     * because the caller may free that buffer as soon as we return.
+     */
+    void abandon(Posted p, int tag, Runnable onStuckFill) {
+        lock.lock();
+        try {
+            if (p.state == POSTED) {
+                ArrayDeque<Posted> q = posted.get(tag);
+                if (q != null) q.remove(p);
+                p.state = FAILED;
+                return;
+            }
+            if (p.state != CLAIMED) return;
+        } finally {
+            lock.unlock();
+        }
+        onStuckFill.run();
+        lock.lock();
+        try {
+            while (p.state == CLAIMED) changed.awaitUninterruptibly();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static CommTimeoutException timeout(Supplier<String> where, long timeoutMs) {
+        return new CommTimeoutException(where.get() + ": no complete message within " + timeoutMs
+                + " ms; the peer is hung, slow, or skipped this operation");
+    }
+
+    private static void copyChecked(MemorySegment msg, MemorySegment dst, Supplier<String> where) {
+        if (msg.byteSize() != dst.byteSize()) {
+            throw new CommException(where.get() + ": length mismatch, receiver expects " + dst.byteSize()
+                    + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
+        }
+        MemorySegment.copy(msg, 0, dst, 0, msg.byteSize());
+    }
+
+    /**
+     * Reader side: a frame with {@code tag} and {@code length} arrived. Returns the posted receive to stream into
+     * (now CLAIMED), or {@code null} when the message must be buffered.
+     */
+    Posted claim(int tag, long length) throws InterruptedException {
+        long waitUntil = length >= WAIT_FOR_POST_BYTES ? System.nanoTime() + LATE_POST_WAIT_NANOS : 0;
+        lock.lock();
+        try {
+            while (true) {
+                ArrayDeque<Posted> q = posted.get(tag);
+                Posted p = q == null ? null : q.peekFirst();
+                if (p != null) {
+                    q.pollFirst();
+                    p.state = CLAIMED;
+                    return p;
+                }
+                long left = waitUntil - System.nanoTime();
+                if (left <= 0 || failure != null) return null;
+                changed.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Reader side: buffers a message that arrived before its receive. */
+    void buffer(int tag, MemorySegment msg) {
+        lock.lock();
+        try {
+            // A receive may have been posted while the reader filled the buffer: hand it over directly.
+            ArrayDeque<Posted> q = posted.get(tag);
+            Posted p = q == null ? null : q.pollFirst();
+            if (p != null) {
+                if (msg.byteSize() == p.dst.byteSize()) {
+                    MemorySegment.copy(msg, 0, p.dst, 0, msg.byteSize());
+                    p.state = DONE;
+                } else {
+                    p.state = FAILED;
+                    p.error = new CommException("length mismatch, receiver expects " + p.dst.byteSize()
+                            + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
+                }
+            } else {
+                unexpected.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(msg);
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    static MemorySegment allocateBuffer(long length) {
+        return Arena.ofAuto().allocate(Math.max(1, length), 64).asSlice(0, length);
+    }
+
+    /** Reader side: the claimed receive is complete (or failed with {@code error} when non-null). */
+    void release(Posted p, CommException error) {
+        lock.lock();
+        try {
+            if (error == null) {
+                p.state = DONE;
+            } else {
+                p.state = FAILED;
+                p.error = error;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The link is gone: every waiting and future receive fails with {@code cause} (buffered messages still deliver). */
+    void fail(CommException cause) {
+        lock.lock();
+        try {
+            if (failure == null) failure = cause;
+            for (ArrayDeque<Posted> q : posted.values()) {
+                for (Posted p : q) {
+                    p.state = FAILED;
+                    p.error = cause;
+                }
+                q.clear();
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    CommException failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

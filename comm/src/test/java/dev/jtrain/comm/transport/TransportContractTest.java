@@ -1,0 +1,240 @@
+package dev.jtrain.comm.transport;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The {@link Transport} contract, run against each implementation with ranks as threads. Subclasses say how to
+ * build a connected group.
+ */
+@Timeout(60)
+public abstract class TransportContractTest {
+    protected final long seed = System.nanoTime();
+
+    {
+        System.out.println(getClass().getSimpleName() + " seed=" + seed);
+    }
+
+    /** Builds {@code size} connected transports (element r is rank r). */
+    protected abstract Transport[] createGroup(int size, long timeoutMs) throws Exception;
+
+    /** The link kind expected between two distinct ranks. */
+    protected abstract String expectedLinkKind();
+
+    protected interface RankBody {
+        void run(int rank) throws Exception;
+    }
+
+    /** Runs {@code body} for every rank on its own thread and rethrows the first failure. */
+    protected static void onEveryRank(int size, RankBody body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(size);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                int rank = r;
+                fs.add(pool.submit(() -> {
+                    body.run(rank);
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) f.get(50, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    protected static void closeAll(Transport[] ts) {
+        if (ts != null) for (Transport t : ts) if (t != null) t.close();
+    }
+
+    protected static MemorySegment random(long bytes, long seed) {
+        MemorySegment m = Arena.ofAuto().allocate(Math.max(1, bytes)).asSlice(0, bytes);
+        Random r = new Random(seed);
+        byte[] chunk = new byte[8192];
+        for (long off = 0; off < bytes; off += chunk.length) {
+            r.nextBytes(chunk);
+            int n = (int) Math.min(chunk.length, bytes - off);
+            MemorySegment.copy(chunk, 0, m, ValueLayout.JAVA_BYTE, off, n);
+        }
+        return m;
+    }
+
+    protected static void assertSameBytes(MemorySegment actual, MemorySegment expected) {
+        assertThat(actual.byteSize()).isEqualTo(expected.byteSize());
+        long mismatch = actual.mismatch(expected);
+        assertThat(mismatch).as("first differing byte").isEqualTo(-1L);
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, 1, 4097, 3 * 1024 * 1024 + 7})
+    void sendThenRecvDeliversExactBytes(long bytes) throws Exception {
+        Transport[] t = createGroup(2, 10_000);
+        try {
+            MemorySegment msg = random(bytes, seed);
+            onEveryRank(2, r -> {
+                if (r == 0) {
+                    t[0].send(1, 3, msg);
+                } else {
+                    MemorySegment dst = Arena.ofAuto().allocate(Math.max(1, bytes)).asSlice(0, bytes);
+                    t[1].recv(0, 3, dst);
+                    assertSameBytes(dst, msg);
+                }
+            });
+            assertThat(t[0].linkKind(1)).isEqualTo(expectedLinkKind());
+            assertThat(t[0].linkKind(0)).isEqualTo("self");
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 4, 5})
+    void ringSendRecvOf16MiBCompletesWithoutDeadlock(int size) throws Exception {
+        long bytes = 16L << 20;
+        Transport[] t = createGroup(size, 20_000);
+        try {
+            MemorySegment[] sent = new MemorySegment[size];
+            for (int r = 0; r < size; r++) sent[r] = random(bytes + r, seed + r); // odd, distinct sizes per rank
+            onEveryRank(size, r -> {
+                int right = (r + 1) % size, left = (r + size - 1) % size;
+                MemorySegment dst = Arena.ofAuto().allocate(bytes + left);
+                t[r].sendRecv(right, sent[r], left, dst, 11);
+                assertSameBytes(dst, sent[left]);
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void tagsMatchIndependentlyAndInOrderAndSelfSendCopies() throws Exception {
+        Transport[] t = createGroup(2, 10_000);
+        try {
+            MemorySegment a = random(100_000, seed), b = random(5, seed + 1), c = random(100_000, seed + 2);
+            onEveryRank(2, r -> {
+                if (r == 0) {
+                    t[0].send(1, 1, a);
+                    t[0].send(1, 2, b);
+                    t[0].send(1, 1, c);
+                    MemorySegment heapDst = MemorySegment.ofArray(new byte[5]);
+                    t[0].sendRecv(0, b, 0, heapDst, 9);
+                    assertSameBytes(heapDst, b);
+                } else {
+                    MemorySegment gotB = Arena.ofAuto().allocate(5);
+                    t[1].recv(0, 2, gotB); // tag 2 first although sent second
+                    assertSameBytes(gotB, b);
+                    try (Arena confined = Arena.ofConfined()) {
+                        MemorySegment gotA = confined.allocate(100_000);
+                        t[1].recv(0, 1, gotA);
+                        assertSameBytes(gotA, a);
+                    }
+                    MemorySegment gotC = MemorySegment.ofArray(new byte[100_000]);
+                    t[1].recv(0, 1, gotC);
+                    assertSameBytes(gotC, c);
+                }
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void lengthMismatchIsReportedWithBothRanks() throws Exception {
+        Transport[] t = createGroup(2, 5_000);
+        try {
+            t[0].send(1, 4, random(10, seed));
+            assertThatThrownBy(() -> t[1].recv(0, 4, Arena.ofAuto().allocate(12)))
+                    .isInstanceOf(CommException.class).hasMessageContaining("length mismatch").hasMessageContaining("rank 1");
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void closedPeerFailsPendingAndLaterCallsPromptlyNamingThePeer() throws Exception {
+        Transport[] t = createGroup(3, 30_000);
+        try {
+            long t0 = System.nanoTime();
+            Thread killer = Thread.ofVirtual().start(() -> {
+                sleep(200);
+                t[2].close();
+            });
+            assertThatThrownBy(() -> t[0].recv(2, 5, Arena.ofAuto().allocate(1 << 20)))
+                    .isInstanceOf(CommException.class).isNotInstanceOf(CommTimeoutException.class)
+                    .hasMessageContaining("rank 0").hasMessageContaining("peer=2").hasMessageContaining("tag=5");
+            killer.join();
+            assertThat((System.nanoTime() - t0) / 1e9).isLessThan(5.0);
+            // later calls fail too, and the survivors still talk to each other
+            assertThatThrownBy(() -> t[1].sendRecv(2, random(1 << 20, seed), 2, Arena.ofAuto().allocate(1 << 20), 6))
+                    .isInstanceOf(CommException.class).hasMessageContaining("peer=2");
+            onEveryRank(2, r -> {
+                MemorySegment dst = Arena.ofAuto().allocate(64);
+                MemorySegment src = random(64, seed + r);
+                t[r].sendRecv(1 - r, src, 1 - r, dst, 7);
+                assertSameBytes(dst, random(64, seed + 1 - r));
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void hungPeerGivesTimeoutForRecvAndForLargeSend() throws Exception {
+        Transport[] t = createGroup(2, 600);
+        try {
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> t[0].recv(1, 8, Arena.ofAuto().allocate(16)))
+                    .isInstanceOf(CommTimeoutException.class).hasMessageContaining("peer=1").hasMessageContaining("tag=8");
+            double recvSeconds = (System.nanoTime() - t0) / 1e9;
+            assertThat(recvSeconds).isBetween(0.5, 5.0);
+            // Rank 1 never receives: a send far larger than any socket buffer or ring must time out, not hang.
+            long t1 = System.nanoTime();
+            assertThatThrownBy(() -> t[0].send(1, 9, Arena.ofAuto().allocate(256L << 20)))
+                    .isInstanceOf(CommTimeoutException.class).hasMessageContaining("peer");
+            assertThat((System.nanoTime() - t1) / 1e9).isLessThan(6.0);
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndFailsBlockedCallPromptly() throws Exception {
+        Transport[] t = createGroup(2, 30_000);
+        Thread closer = Thread.ofVirtual().start(() -> {
+            sleep(200);
+            t[0].close();
+        });
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> t[0].recv(1, 1, Arena.ofAuto().allocate(8))).isInstanceOf(CommException.class);
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(5.0);
+        closer.join();
+        closeAll(t);
+        closeAll(t);
+    }
+
+    protected static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.jtrain.comm.transport.tcp;
+
+import dev.jtrain.comm.store.InMemoryStore;
+import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.TransportContractTest;
+import org.junit.jupiter.api.Test;
+
+import java.io.DataOutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class TcpTransportTest extends TransportContractTest {
+    static final String TOKEN = "tcp-test-token";
+
+    @Override
+    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        Transport[] out = new Transport[size];
+        onEveryRank(size, r -> out[r] = TcpTransport.connect(store, r, size, TcpTransportOptions.loopback(TOKEN, timeoutMs)));
+        return out;
+    }
+
+    @Override
+    protected String expectedLinkKind() { return "tcp"; }
+
+    @Test
+    void strangersAtTheTransportPortAreRejectedAndTheMeshStillForms() throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        var opts = TcpTransportOptions.loopback(TOKEN, 10_000);
+        CompletableFuture<TcpTransport> rank0 = CompletableFuture.supplyAsync(() -> TcpTransport.connect(store, 0, 2, opts));
+        String addr = new String(store.get(TcpBootstrap.addressKey("world", 0)), StandardCharsets.UTF_8);
+        int port = Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1));
+        byte[] garbage = new byte[1000];
+        new Random(seed).nextBytes(garbage);
+        try (Socket s1 = new Socket("127.0.0.1", port); Socket s2 = new Socket("127.0.0.1", port); Socket s3 = new Socket("127.0.0.1", port)) {
+            s1.getOutputStream().write(garbage);
+            var d = new DataOutputStream(s2.getOutputStream()); // right magic, wrong token
+            byte[] bad = "not-the-token".getBytes(StandardCharsets.UTF_8);
+            d.writeInt(TcpWireDescriptor.HANDSHAKE_MAGIC);
+            d.writeShort(TcpWireDescriptor.VERSION);
+            d.writeShort(bad.length);
+            d.writeShort(5);
+            d.writeShort(0);
+            d.writeInt(1);
+            d.writeInt(2);
+            d.write(bad);
+            d.write("world".getBytes(StandardCharsets.UTF_8));
+            d.flush();
+            var o = new DataOutputStream(s3.getOutputStream()); // oversized token length
+            o.writeInt(TcpWireDescriptor.HANDSHAKE_MAGIC);
+            o.writeShort(TcpWireDescriptor.VERSION);
+            o.writeShort(65535);
+            o.writeShort(65535);
+            o.writeShort(0);
+            o.writeInt(1);
+            o.writeInt(2);
+            o.flush();
+            assertThat(closedByServer(s1)).isTrue();
+            assertThat(closedByServer(s2)).isTrue();
+            assertThat(closedByServer(s3)).isTrue();
+        }
+        TcpTransport t1 = TcpTransport.connect(store, 1, 2, opts);
+        TcpTransport t0 = rank0.get();
+        try {
+            assertThat(t0.rejectedConnections()).isEqualTo(3);
+            MemorySegment msg = random(1000, seed);
+            t1.send(0, 1, msg);
+            MemorySegment dst = Arena.ofAuto().allocate(1000);
+            t0.recv(1, 1, dst);
+            assertSameBytes(dst, msg);
+        } finally {
+            t0.close();
+            t1.close();
+        }
+    }
+
+    /** Drains the socket until the server closes it (EOF or reset); at most a reject reply may arrive first. */
+    private static boolean closedByServer(Socket s) throws Exception {
+        s.setSoTimeout(5_000);
+        try {
+            return s.getInputStream().readAllBytes().length <= TcpWireDescriptor.HANDSHAKE_REPLY_LENGTH;
+        } catch (java.net.SocketException reset) {
+            return true;
+        }
+    }
+}
