@@ -1,19 +1,114 @@
 package dev.jtrain.tensor.kernel;
 
+import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
+import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
+
 /**
  * Single-precision GEMM on row-major float arrays: {@code C = alpha * op(A) * op(B) + beta * C}, where
  * op(A) is m x k and op(B) is k x n. {@code transA} means A is stored k x m (so op(A) = A^T), likewise B.
+ * {@code beta == 0} never reads C (NaN in C is overwritten), as in BLAS.
  *
- * <p>PLACEHOLDER: the optimised, packed, register-tiled Vector API kernel is being written; this delegates
- * to the scalar reference so that the rest of the system can be built against the final signature.
+ * <p>Algorithm: Goto &amp; van de Geijn 2008 / BLIS (Van Zee &amp; van de Geijn 2015) five-loop blocking around a
+ * register-tiled micro-kernel ({@link SgemmKernel}), with operands packed by {@link SgemmPack}:
+ * <pre>
+ * for pc in k step KC                      // rank-KC updates; beta applied on the first only
+ *   for ic in m step MC:  pack A[ic, pc] -&gt; Ap   (MC x KC, L3-resident)
+ *     for jc in n step NC:  pack B[pc, jc] -&gt; Bp (KC x NC = 512 KiB, L2-resident)
+ *       for ir in MC step MR                // A micro-panel MR x KC = 12 KiB stays in L1
+ *         for jr in NC step NR              // B micro-panels streamed from L2
+ *           micro-kernel MR x NR, write back alpha/beta
+ * </pre>
+ * Multithreading splits C into one rectangle per thread on the persistent {@link Parallel} pool, each thread
+ * packing into its own reused buffers (no allocation per call once warm).
+ *
+ * <p>Threading: may be called from any thread; calls from inside a {@link Parallel} region run serially.
  */
 public final class Sgemm {
+    /**
+     * Depth of a rank-k update. The A micro-panel (MR x KC x 4 B = 12 KiB for MR=12) must stay in the
+     * 32 KiB L1d while B micro-panels stream past it; 256 is also where C write-back traffic (once per KC)
+     * becomes small against the 2*MR*NR*KC flops of a tile.
+     */
+    static final int KC = 256;
+    /** Width of a packed B block: KC x NC x 4 B = 512 KiB, half of the 1 MiB per-core L2 (Zen 4). */
+    static final int NC = 512;
+    /** Rows of a packed A block, kept in the (32 MiB, shared) L3: 2048 x KC x 4 B = 2 MiB per thread. */
+    static final int MC = 2048 / MR * MR;
+
+    private static final ThreadLocal<SgemmWorkspace> WORKSPACE = ThreadLocal.withInitial(SgemmWorkspace::new);
+
     private Sgemm() {}
 
     public static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
                              float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
                              float beta, float[] c, int cOff, int ldc) {
-        reference(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+        SgemmArgs.check(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+        if (m == 0 || n == 0) return;
+        if (k == 0 || alpha == 0f) {
+            SgemmArgs.scale(m, n, beta, c, cOff, ldc);
+            return;
+        }
+        int threads = Parallel.threads();
+        // Below ~2 Mflop a parallel region (a few microseconds) and redundant packing cost more than they save.
+        if (threads == 1 || (long) m * n * k < 1L << 20) {
+            WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
+        // Split C into tm x tn rectangles, preferring rows: each thread then packs only its own rows of A
+        // and all of B (B packing is a plain vector copy when !transB).
+        int tm = Math.min(threads, Math.max(1, m / (2 * MR)));
+        while (threads % tm != 0) tm--;
+        int tn = Math.min(threads / tm, Math.max(1, n / NR));
+        int parts = tm * tn;
+        final int ftm = tm, ftn = tn;
+        Parallel.forRange(parts, 1, (lo, hi) -> {
+            SgemmWorkspace ws = WORKSPACE.get();
+            for (int t = lo; t < hi; t++) {
+                int ti = t / ftn, tj = t % ftn;
+                int i0 = split(m, ftm, ti, MR), i1 = split(m, ftm, ti + 1, MR);
+                int j0 = split(n, ftn, tj, NR), j1 = split(n, ftn, tj + 1, NR);
+                if (i0 < i1 && j0 < j1) {
+                    ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+                }
+            }
+        });
+    }
+
+    /** Boundary {@code part} of [0, len) cut into {@code parts} pieces, rounded to multiples of {@code unit}. */
+    private static int split(int len, int parts, int part, int unit) {
+        if (part >= parts) return len;
+        long units = (len + unit - 1) / unit;
+        return (int) Math.min(len, units * part / parts * unit);
+    }
+
+    /**
+     * {@code batch} independent GEMMs; matrix {@code i} of A starts at {@code aOff + i * strideA} (likewise
+     * B, C). Small matrices (attention heads: 256 x 256 x 64) run one whole GEMM per thread; large ones are
+     * each split across the threads.
+     */
+    public static void sgemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha,
+                                    float[] a, int aOff, int lda, long strideA,
+                                    float[] b, int bOff, int ldb, long strideB,
+                                    float beta, float[] c, int cOff, int ldc, long strideC) {
+        if (batch < 0) throw new IllegalArgumentException("sgemmBatched: batch must be >= 0, got batch=" + batch);
+        if (batch == 0) return;
+        SgemmArgs.checkBatch(transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
+                c, cOff, ldc, strideC);
+        long flops = 2L * m * n * k;
+        // 8 Mflop takes ~100 us on one core: enough to be worth its own parallel region.
+        if (Parallel.threads() > 1 && batch >= 2 && flops < (1L << 23)) {
+            Parallel.forRange(batch, 1, (lo, hi) -> {
+                for (int i = lo; i < hi; i++) {
+                    sgemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
+                            b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
+                }
+            });
+        } else {
+            for (int i = 0; i < batch; i++) {
+                sgemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
+                        b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
+            }
+        }
     }
 
     /** Plain triple loop, accumulating in double; the oracle every optimised path is tested against. */

@@ -1,0 +1,151 @@
+package dev.jtrain.tensor.kernel;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * Times {@link Sgemm#sgemm} (C = A * B, row-major, no transposes, beta = 0) the way the peers are timed in
+ * {@code bench/sgemm_vs_openblas.sh}: warm-up, then the median of repeated calls. Before timing it checks
+ * the result against a double-precision dot product (every entry for small sizes, a random sample for large
+ * ones) and refuses to report a figure for a wrong kernel, as OpenJDK's VectorDotBenchmark does.
+ *
+ * <p>Plain Java (no JMH) so the CLI ({@code jtrain bench matmul}) can call it. Threading: changes the global
+ * {@link Parallel} thread count for the duration of a run and restores it afterwards; do not run it while
+ * other work uses the kernels.
+ */
+public final class MatmulBenchmark {
+    /** One measurement: {@code gflops = 2 m n k / medianMs}. */
+    public record Result(int m, int n, int k, int threads, double gflops, double medianMs) {}
+
+    /** Minimum wall time spent on warm-up and on measured repeats, each. */
+    private static final long WARMUP_NANOS = 500_000_000L;
+    private static final long MEASURE_NANOS = 1_000_000_000L;
+    private static final int MIN_REPEATS = 5;
+    private static final int MAX_REPEATS = 200;
+    /** Entries compared against the reference when m * n is larger than this. */
+    private static final int SAMPLED_ENTRIES = 512;
+
+    private MatmulBenchmark() {}
+
+    /** Verifies, then times sgemm(m, n, k) on {@code threads} threads. */
+    public static Result run(int m, int n, int k, int threads) {
+        if (m < 1 || n < 1 || k < 1 || threads < 1) {
+            throw new IllegalArgumentException("matmul benchmark: sizes and threads must be >= 1, got m=" + m
+                    + " n=" + n + " k=" + k + " threads=" + threads);
+        }
+        int previous = Parallel.threads();
+        Parallel.setThreads(threads);
+        try {
+            SplittableRandom rnd = new SplittableRandom(42);
+            float[] a = randomMatrix(rnd, m * k);
+            float[] b = randomMatrix(rnd, k * n);
+            float[] c = new float[m * n];
+            Arrays.fill(c, Float.NaN);  // beta = 0 must overwrite whatever C holds
+            Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+            verify(m, n, k, a, b, c, rnd);
+
+            long warmEnd = System.nanoTime() + WARMUP_NANOS;
+            do {
+                Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+            } while (System.nanoTime() < warmEnd);
+
+            long[] times = new long[MAX_REPEATS];
+            int reps = 0;
+            long measureEnd = System.nanoTime() + MEASURE_NANOS;
+            while (reps < MIN_REPEATS || (reps < MAX_REPEATS && System.nanoTime() < measureEnd)) {
+                long t0 = System.nanoTime();
+                Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+                times[reps++] = System.nanoTime() - t0;
+            }
+            Arrays.sort(times, 0, reps);
+            double medianNs = reps % 2 == 1 ? times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2.0;
+            return new Result(m, n, k, threads, 2.0 * m * n * k / medianNs, medianNs / 1e6);
+        } finally {
+            Parallel.setThreads(previous);
+        }
+    }
+
+    /**
+     * Sizes around multiples of the tile sizes, to show tile quantisation: square sizes near 1024, and
+     * m = 1 .. MR + 1 against 1024 x 1024 (the shapes of a decode step).
+     */
+    public static List<Result> sweep(int threads) {
+        List<Result> out = new ArrayList<>();
+        for (int s : new int[] {1024, 1025, 1031, 1040, 1048, 1056, 1072, 1088}) out.add(run(s, s, s, threads));
+        for (int m = 1; m <= SgemmKernel.MR + 1; m++) out.add(run(m, 1024, 1024, threads));
+        return out;
+    }
+
+    private static float[] randomMatrix(SplittableRandom rnd, int len) {
+        float[] x = new float[len];
+        for (int i = 0; i < len; i++) x[i] = (float) (rnd.nextDouble() * 2 - 1);
+        return x;
+    }
+
+    /**
+     * Relative check: |c - ref| <= 1e-5 * k-scaled sum |a||b| + 1e-6. Float accumulation in a different order
+     * than the double reference differs by a few ulps times sqrt(k); a wrong kernel is off by O(1).
+     */
+    private static void verify(int m, int n, int k, float[] a, float[] b, float[] c, SplittableRandom rnd) {
+        boolean all = (long) m * n <= SAMPLED_ENTRIES * 8L;
+        int count = all ? m * n : SAMPLED_ENTRIES;
+        for (int s = 0; s < count; s++) {
+            int idx = all ? s : rnd.nextInt(m * n);
+            int i = idx / n, j = idx % n;
+            double ref = 0, mag = 0;
+            for (int p = 0; p < k; p++) {
+                double t = (double) a[i * k + p] * b[p * n + j];
+                ref += t;
+                mag += Math.abs(t);
+            }
+            double tol = 1e-5 * mag + 1e-6;
+            if (!(Math.abs(c[idx] - ref) <= tol)) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "sgemm result wrong, refusing to report timing: m=%d n=%d k=%d C[%d,%d]=%s reference=%s"
+                                + " tolerance=%.3g", m, n, k, i, j, c[idx], ref, tol));
+            }
+        }
+    }
+
+    /** Formats results as an aligned text table. */
+    public static String table(List<Result> results) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%6s %6s %6s %7s %10s %10s%n",
+                "m", "n", "k", "threads", "GFLOP/s", "median_ms"));
+        for (Result r : results) {
+            sb.append(String.format(Locale.ROOT, "%6d %6d %6d %7d %10.1f %10.3f%n",
+                    r.m(), r.n(), r.k(), r.threads(), r.gflops(), r.medianMs()));
+        }
+        return sb.toString();
+    }
+
+    /**
+     * {@code MatmulBenchmark [--m M] [--n N] [--k K] [--threads T[,T2..]] [--sweep]}; sizes default to 1024,
+     * threads to the pool size. Prints a table.
+     */
+    public static void main(String[] args) {
+        int m = 1024, n = 1024, k = 1024;
+        int[] threads = {Parallel.threads()};
+        boolean sweep = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--m" -> m = Integer.parseInt(args[++i]);
+                case "--n" -> n = Integer.parseInt(args[++i]);
+                case "--k" -> k = Integer.parseInt(args[++i]);
+                case "--size" -> m = n = k = Integer.parseInt(args[++i]);
+                case "--threads" -> threads = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--sweep" -> sweep = true;
+                default -> throw new IllegalArgumentException("unknown argument '" + args[i]
+                        + "'; usage: MatmulBenchmark [--m M] [--n N] [--k K] [--size S] [--threads T[,T..]] [--sweep]");
+            }
+        }
+        List<Result> results = new ArrayList<>();
+        for (int t : threads) {
+            if (sweep) results.addAll(sweep(t));
+            else results.add(run(m, n, k, t));
+        }
+        System.out.print(table(results));
+    }
+}

@@ -1,0 +1,59 @@
+package dev.jtrain.tensor.kernel;
+
+import java.util.Arrays;
+
+/** Argument validation and the trivial (k == 0 or alpha == 0) case of {@link Sgemm}. Stateless. */
+final class SgemmArgs {
+    private SgemmArgs() {}
+
+    static void check(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+                      float[] b, int bOff, int ldb, float[] c, int cOff, int ldc) {
+        if (m < 0 || n < 0 || k < 0) {
+            throw new IllegalArgumentException("sgemm: negative size m=" + m + " n=" + n + " k=" + k);
+        }
+        matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda, 0);
+        matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb, 0);
+        matrix("C", m, n, c, cOff, ldc, 0);
+    }
+
+    static void checkBatch(boolean transA, boolean transB, int batch, int m, int n, int k,
+                           float[] a, int aOff, int lda, long strideA, float[] b, int bOff, int ldb, long strideB,
+                           float[] c, int cOff, int ldc, long strideC) {
+        if (m < 0 || n < 0 || k < 0) {
+            throw new IllegalArgumentException("sgemmBatched: negative size m=" + m + " n=" + n + " k=" + k);
+        }
+        matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda, (batch - 1) * strideA);
+        matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb, (batch - 1) * strideB);
+        matrix("C", m, n, c, cOff, ldc, (batch - 1) * strideC);
+        if (strideA < 0 || strideB < 0 || strideC < 0) {
+            throw new IllegalArgumentException("sgemmBatched: strides must be >= 0, got strideA=" + strideA
+                    + " strideB=" + strideB + " strideC=" + strideC);
+        }
+    }
+
+    /** Checks that a rows x cols row-major matrix at off (plus lastShift for the last batch entry) fits. */
+    private static void matrix(String name, int rows, int cols, float[] x, int off, int ld, long lastShift) {
+        if (x == null) throw new IllegalArgumentException("sgemm: array " + name + " is null");
+        if (ld < Math.max(1, cols)) {
+            throw new IllegalArgumentException("sgemm: ld" + name.toLowerCase() + "=" + ld + " < columns=" + cols
+                    + " of stored " + name + " (" + rows + " x " + cols + ")");
+        }
+        if (off < 0) throw new IllegalArgumentException("sgemm: offset of " + name + " is negative: " + off);
+        if (rows == 0 || cols == 0) return;
+        long end = off + lastShift + (long) (rows - 1) * ld + cols;
+        if (end > x.length) {
+            throw new IllegalArgumentException("sgemm: " + name + " (" + rows + " x " + cols + ", ld=" + ld
+                    + ", offset=" + off + (lastShift != 0 ? ", last batch shift=" + lastShift : "")
+                    + ") needs " + end + " floats but the array holds " + x.length);
+        }
+    }
+
+    /** C = beta * C (beta == 0 writes zeros without reading C). */
+    static void scale(int m, int n, float beta, float[] c, int cOff, int ldc) {
+        for (int i = 0; i < m; i++) {
+            int row = cOff + i * ldc;
+            if (beta == 0f) Arrays.fill(c, row, row + n, 0f);
+            else if (beta != 1f) for (int j = row; j < row + n; j++) c[j] *= beta;
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package dev.jtrain.tensor.kernel;
+
+import static dev.jtrain.tensor.kernel.SgemmKernel.L;
+import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
+import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
+import static dev.jtrain.tensor.kernel.SgemmKernel.S;
+
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * Packs blocks of op(A) and op(B) into the contiguous micro-panel layouts the {@link SgemmKernel} streams
+ * through (Goto &amp; van de Geijn 2008, section 6): transposition and strided sub-matrices are dealt with here,
+ * once per block, so the kernel only ever sees unit-stride data; ragged edges are padded with zeros so the
+ * kernel always runs a full MR x NR tile (the padded rows/columns are simply not written back).
+ *
+ * <pre>
+ * packed A block (mc x kc):  panel 0 = rows 0..MR-1 | panel 1 = rows MR..2MR-1 | ...
+ *                            inside a panel: [p=0: r0 r1 .. r(MR-1)] [p=1: r0 .. ] ...   (MR * kc floats)
+ * packed B block (kc x nc):  panel 0 = cols 0..NR-1 | panel 1 = cols NR..2NR-1 | ...
+ *                            inside a panel: [p=0: c0 c1 .. c(NR-1)] [p=1: ...] ...     (kc * NR floats)
+ * </pre>
+ *
+ * <p>Threading: stateless; each thread packs into its own buffers.
+ */
+final class SgemmPack {
+    private SgemmPack() {}
+
+    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} (ceil(mc/MR) panels of MR * kc floats). */
+    static void packA(boolean transA, float[] a, int aOff, int lda, int i0, int p0, int mc, int kc, float[] ap) {
+        for (int ip = 0, base = 0; ip < mc; ip += MR, base += MR * kc) {
+            int rows = Math.min(MR, mc - ip);
+            if (transA) {
+                // A stored k x m: the MR values of one k step are contiguous in memory.
+                for (int p = 0; p < kc; p++) {
+                    int src = aOff + (p0 + p) * lda + i0 + ip;
+                    int dst = base + p * MR;
+                    System.arraycopy(a, src, ap, dst, rows);
+                    if (rows < MR) Arrays.fill(ap, dst + rows, dst + MR, 0f);
+                }
+            } else {
+                // A stored m x k: read each row once, contiguously, and scatter it with stride MR.
+                for (int r = 0; r < rows; r++) {
+                    int src = aOff + (i0 + ip + r) * lda + p0;
+                    for (int p = 0, dst = base + r; p < kc; p++, dst += MR) ap[dst] = a[src + p];
+                }
+                for (int r = rows; r < MR; r++) {
+                    for (int p = 0, dst = base + r; p < kc; p++, dst += MR) ap[dst] = 0f;
+                }
+            }
+        }
+    }
+
+    /** Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (ceil(nc/NR) panels of kc * NR floats). */
+    static void packB(boolean transB, float[] b, int bOff, int ldb, int p0, int j0, int kc, int nc, float[] bp) {
+        for (int jp = 0, base = 0; jp < nc; jp += NR, base += kc * NR) {
+            int cols = Math.min(NR, nc - jp);
+            if (transB) {
+                // B stored n x k: each output column is a contiguous row of B.
+                for (int j = 0; j < cols; j++) {
+                    int src = bOff + (j0 + jp + j) * ldb + p0;
+                    for (int p = 0, dst = base + j; p < kc; p++, dst += NR) bp[dst] = b[src + p];
+                }
+                if (cols < NR) {
+                    for (int p = 0, dst = base; p < kc; p++, dst += NR) Arrays.fill(bp, dst + cols, dst + NR, 0f);
+                }
+            } else if (cols == NR) {
+                // B stored k x n: one k step of the panel is NR contiguous floats, two vector copies.
+                for (int p = 0, dst = base; p < kc; p++, dst += NR) {
+                    int src = bOff + (p0 + p) * ldb + j0 + jp;
+                    FloatVector.fromArray(S, b, src).intoArray(bp, dst);
+                    FloatVector.fromArray(S, b, src + L).intoArray(bp, dst + L);
+                }
+            } else {
+                for (int p = 0, dst = base; p < kc; p++, dst += NR) {
+                    int src = bOff + (p0 + p) * ldb + j0 + jp;
+                    System.arraycopy(b, src, bp, dst, cols);
+                    Arrays.fill(bp, dst + cols, dst + NR, 0f);
+                }
+            }
+        }
+    }
+}

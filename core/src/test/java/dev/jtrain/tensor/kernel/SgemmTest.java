@@ -1,0 +1,210 @@
+package dev.jtrain.tensor.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Checks {@link Sgemm} against its scalar double-accumulating {@link Sgemm#reference}.
+ *
+ * <p>Tolerance: |c - ref| <= 3e-5 * (|alpha| sum_p |a_ip b_pj| + |beta c0_ij|) + 1e-6. The kernel sums in
+ * float with FMA, KC = 256 terms per block and the blocks added in sequence, so the worst-case rounding error
+ * is about (256 + k/256) * 2^-24 ~ 2e-5 of that magnitude sum; a wrong index or a lost tile is off by O(1).
+ */
+class SgemmTest {
+    private static final long SEED = 20261122L;
+    private static final double REL_TOL = 3e-5;
+    private int savedThreads;
+
+    @BeforeEach
+    void saveThreads() {
+        savedThreads = Parallel.threads();
+        System.out.println("SgemmTest seed=" + SEED);
+    }
+
+    @AfterEach
+    void restoreThreads() {
+        Parallel.setThreads(savedThreads);
+    }
+
+    @ParameterizedTest(name = "threads={0}")
+    @ValueSource(ints = {1, 2})
+    void matchesReferenceOnOddShapesForAllTransposes(int threads) {
+        Parallel.setThreads(threads);
+        SplittableRandom rnd = new SplittableRandom(SEED + threads);
+        int[][] shapes = {
+            {1, 1, 1}, {1, 7, 3}, {7, 1, 5}, {1, 1000, 63}, {13, 33, 1}, {63, 65, 127}, {65, 63, 257},
+            {127, 129, 65}, {12, 32, 256}, {25, 97, 300}, {1000, 17, 31}, {3, 1000, 77}, {200, 530, 520}, {2100, 5, 3}, {13, 1000, 100},
+        };
+        for (int[] s : shapes) {
+            for (int t = 0; t < 4; t++) {
+                check(rnd, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, 0, 0, 0, 0);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "threads={0}")
+    @ValueSource(ints = {1, 2})
+    void handlesOffsetsLeadingDimensionsAndAlphaBeta(int threads) {
+        Parallel.setThreads(threads);
+        SplittableRandom rnd = new SplittableRandom(SEED * 3 + threads);
+        float[][] alphaBeta = {{1f, 0f}, {0.5f, 1f}, {-2f, 0.25f}, {1.5f, -1f}};
+        int[][] shapes = {{5, 9, 11}, {37, 70, 45}, {130, 67, 300}, {64, 64, 64}};
+        for (int[] s : shapes) {
+            for (float[] ab : alphaBeta) {
+                for (int t = 0; t < 4; t++) {
+                    check(rnd, (t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], ab[0], ab[1], 3, 5, 7, 11);
+                }
+            }
+        }
+    }
+
+    @Test
+    void betaZeroOverwritesNaNAndAlphaZeroOnlyScales() {
+        SplittableRandom rnd = new SplittableRandom(SEED + 7);
+        int m = 29, n = 45, k = 33;
+        float[] a = random(rnd, m * k), b = random(rnd, k * n);
+        float[] c = new float[m * n];
+        Arrays.fill(c, Float.NaN);
+        Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+        for (float v : c) assertThat(v).isFinite();
+
+        float[] c2 = random(rnd, m * n);
+        float[] expected = c2.clone();
+        for (int i = 0; i < expected.length; i++) expected[i] *= 0.5f;
+        Sgemm.sgemm(false, false, m, n, k, 0f, a, 0, k, b, 0, n, 0.5f, c2, 0, n);
+        assertThat(c2).containsExactly(expected);
+
+        float[] c3 = new float[m * n];
+        Arrays.fill(c3, Float.NaN);
+        Sgemm.sgemm(false, false, m, n, 0, 1f, a, 0, k, b, 0, n, 0f, c3, 0, n);
+        for (float v : c3) assertThat(v).isZero();
+    }
+
+    @ParameterizedTest(name = "threads={0}")
+    @ValueSource(ints = {1, 2})
+    void batchedMatchesPerMatrixReference(int threads) {
+        Parallel.setThreads(threads);
+        SplittableRandom rnd = new SplittableRandom(SEED * 5 + threads);
+        // attention-like small problems (one whole GEMM per thread) and one large enough to be split inside
+        int[][] shapes = {{6, 17, 19, 9}, {5, 64, 64, 16}, {2, 300, 200, 100}};
+        for (int[] s : shapes) {
+            for (int t = 0; t < 4; t++) {
+                boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+                int batch = s[0], m = s[1], n = s[2], k = s[3];
+                int lda = (ta ? m : k) + 1, ldb = (tb ? k : n) + 2, ldc = n + 3;
+                long sa = (long) (ta ? k : m) * lda + 5, sb = (long) (tb ? n : k) * ldb + 1, sc = (long) m * ldc + 4;
+                float[] a = random(rnd, (int) (2 + batch * sa)), b = random(rnd, (int) (3 + batch * sb));
+                float[] c = random(rnd, (int) (4 + batch * sc));
+                float[] expected = c.clone();
+                for (int i = 0; i < batch; i++) {
+                    Sgemm.reference(ta, tb, m, n, k, 0.75f, a, (int) (2 + i * sa), lda, b, (int) (3 + i * sb), ldb,
+                            0.5f, expected, (int) (4 + i * sc), ldc);
+                }
+                float[] c0 = c.clone();
+                Sgemm.sgemmBatched(ta, tb, batch, m, n, k, 0.75f, a, 2, lda, sa, b, 3, ldb, sb, 0.5f, c, 4, ldc, sc);
+                for (int i = 0; i < batch; i++) {
+                    assertClose(ta, tb, m, n, k, 0.75f, a, (int) (2 + i * sa), lda, b, (int) (3 + i * sb), ldb, 0.5f,
+                            c0, c, expected, (int) (4 + i * sc), ldc, "batch entry " + i);
+                }
+            }
+        }
+    }
+
+    /** Both micro-kernels, whichever this machine selected, on packed panels against a scalar loop. */
+    @Test
+    void bothMicroKernelsMatchAScalarLoop() {
+        SplittableRandom rnd = new SplittableRandom(SEED + 11);
+        int nr = SgemmKernel.NR, kc = 37;
+        for (int mr : new int[] {6, 12}) {
+            float[] ap = random(rnd, 3 + mr * kc), bp = random(rnd, 5 + kc * nr), tile = new float[mr * nr];
+            if (mr == 6) SgemmKernel.kernel6(kc, ap, 3, bp, 5, tile);
+            else SgemmKernel.kernel12(kc, ap, 3, bp, 5, tile);
+            for (int r = 0; r < mr; r++) {
+                for (int j = 0; j < nr; j++) {
+                    double ref = 0, mag = 0;
+                    for (int p = 0; p < kc; p++) {
+                        double t = (double) ap[3 + p * mr + r] * bp[5 + p * nr + j];
+                        ref += t;
+                        mag += Math.abs(t);
+                    }
+                    assertThat((double) tile[r * nr + j]).as("kernel%d r=%d j=%d", mr, r, j)
+                            .isCloseTo(ref, org.assertj.core.data.Offset.offset(REL_TOL * mag + 1e-6));
+                }
+            }
+        }
+    }
+
+    @Test
+    void rejectsArraysTooSmallForTheirShape() {
+        float[] a = new float[10 * 10], b = new float[10 * 10], c = new float[10 * 10];
+        assertThatThrownBy(() -> Sgemm.sgemm(false, false, 10, 10, 11, 1f, a, 0, 11, b, 0, 10, 0f, c, 0, 10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("A (10 x 11");
+        assertThatThrownBy(() -> Sgemm.sgemm(false, false, 10, 10, 10, 1f, a, 0, 10, b, 0, 9, 0f, c, 0, 10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ldb=9");
+        assertThatThrownBy(() -> Sgemm.sgemmBatched(false, false, 2, 10, 10, 10, 1f, a, 0, 10, 100,
+                b, 0, 10, 0, 0f, c, 0, 10, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("last batch shift=100");
+    }
+
+    /** Runs sgemm on a sub-matrix embedded with padding, and checks both the result and the untouched padding. */
+    private static void check(SplittableRandom rnd, boolean ta, boolean tb, int m, int n, int k, float alpha,
+                              float beta, int aOff, int bOff, int cOff, int ldPad) {
+        int lda = (ta ? m : k) + ldPad, ldb = (tb ? k : n) + ldPad, ldc = n + ldPad;
+        float[] a = random(rnd, aOff + (ta ? k : m) * lda);
+        float[] b = random(rnd, bOff + (tb ? n : k) * ldb);
+        float[] c = random(rnd, cOff + m * ldc + 3);
+        if (beta == 0f) {
+            for (int i = 0; i < m; i++) Arrays.fill(c, cOff + i * ldc, cOff + i * ldc + n, Float.NaN);
+        }
+        float[] c0 = c.clone();
+        float[] expected = c.clone();
+        Sgemm.reference(ta, tb, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, expected, cOff, ldc);
+        Sgemm.sgemm(ta, tb, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+        assertClose(ta, tb, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c0, c, expected, cOff, ldc, "");
+        // everything outside the m x n window (offset prefix, row padding, tail) must be untouched
+        for (int idx = 0; idx < c.length; idx++) {
+            int rel = idx - cOff;
+            boolean inside = rel >= 0 && rel / ldc < m && rel % ldc < n;
+            if (!inside && Float.floatToRawIntBits(c[idx]) != Float.floatToRawIntBits(c0[idx])) {
+                throw new AssertionError("sgemm wrote outside C: index " + idx + " shape m=" + m + " n=" + n
+                        + " ldc=" + ldc + " cOff=" + cOff);
+            }
+        }
+    }
+
+    private static void assertClose(boolean ta, boolean tb, int m, int n, int k, float alpha,
+                                    float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta,
+                                    float[] c0, float[] c, float[] expected, int cOff, int ldc, String where) {
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+                double mag = 0;
+                for (int p = 0; p < k; p++) {
+                    float av = ta ? a[aOff + p * lda + i] : a[aOff + i * lda + p];
+                    float bv = tb ? b[bOff + j * ldb + p] : b[bOff + p * ldb + j];
+                    mag += Math.abs((double) av * bv);
+                }
+                int ci = cOff + i * ldc + j;
+                double tol = REL_TOL * (Math.abs(alpha) * mag + (beta == 0f ? 0 : Math.abs(beta * c0[ci]))) + 1e-6;
+                if (!(Math.abs(c[ci] - expected[ci]) <= tol)) {
+                    throw new AssertionError(String.format("%s transA=%b transB=%b m=%d n=%d k=%d alpha=%s beta=%s:"
+                                    + " C[%d,%d]=%s expected %s (tol %.3g)", where, ta, tb, m, n, k, alpha, beta,
+                            i, j, c[ci], expected[ci], tol));
+                }
+            }
+        }
+    }
+
+    private static float[] random(SplittableRandom rnd, int len) {
+        float[] x = new float[len];
+        for (int i = 0; i < len; i++) x[i] = (float) (rnd.nextDouble() * 2 - 1);
+        return x;
+    }
+}
