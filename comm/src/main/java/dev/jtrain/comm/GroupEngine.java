@@ -1,0 +1,191 @@
+package dev.jtrain.comm;
+
+import dev.jtrain.comm.algo.CollectiveContext;
+import dev.jtrain.comm.algo.RingAllGather;
+import dev.jtrain.comm.algo.ScratchPool;
+import dev.jtrain.comm.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The execution side of one process group: a single communication thread that runs collectives in issue order,
+ * the watchdog of each operation, the debug checks, and the "broken" state — after a collective fails half-way
+ * the ranks are out of step, so every later operation of this group fails fast (as NCCL aborts a communicator).
+ *
+ * <p>Threading: {@link #submit} from any thread; everything else runs on the communication thread, except
+ * {@link #runOn}, used for point-to-point operations on their own threads.
+ */
+final class GroupEngine implements AutoCloseable {
+    /** One operation's body; throws CommException on failure. */
+    interface Body {
+        void run();
+    }
+
+    private final Transport transport;
+    private final int tagBase;
+    private final long timeoutMs;
+    private final long chunkBytes;
+    private final boolean debug;
+    private final String groupLabel;
+    private final ScratchPool scratch = new ScratchPool();
+    private final ScratchPool debugScratch = new ScratchPool();
+    private final ThreadPoolExecutor executor;
+    private volatile Thread thread;
+    private volatile CollectiveContext current;
+    private volatile CommException broken;
+    private volatile boolean closed;
+
+    GroupEngine(Transport transport, int tagBase, long timeoutMs, long chunkBytes, boolean debug, String groupLabel) {
+        this.transport = transport;
+        this.tagBase = tagBase;
+        this.timeoutMs = timeoutMs;
+        this.chunkBytes = chunkBytes;
+        this.debug = debug;
+        this.groupLabel = groupLabel;
+        this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "jtrain-comm-" + groupLabel);
+            t.setDaemon(true);
+            thread = t;
+            return t;
+        });
+        executor.prestartCoreThread();
+    }
+
+    Thread thread() { return thread; }
+
+    /** A context for the current operation; remembered so a failure can name the last peer. */
+    CollectiveContext context(DType dtype, ReduceOp op) {
+        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes);
+        current = c;
+        return c;
+    }
+
+    ScratchPool scratch() { return scratch; }
+
+    /** Queues a collective; it runs after every collective issued before it on this rank. */
+    CommWork submit(OpDescriptor d, String description, BufferGuard guard, Body body) {
+        CommWork w = new CommWork(description, thread);
+        if (closed) {
+            w.fail(new CommException(description + ": process group " + groupLabel + " is closed"));
+            return w;
+        }
+        try {
+            executor.execute(new Task(w, d, guard, body));
+        } catch (RejectedExecutionException e) {
+            w.fail(new CommException(description + ": process group " + groupLabel + " is closed"));
+        }
+        return w;
+    }
+
+    /** Runs a point-to-point operation on the calling thread with the same watchdog and error wrapping. */
+    void runOn(CommWork w, Body body) { execute(w, null, BufferGuard.NONE, body, false); }
+
+    private void execute(CommWork w, OpDescriptor d, BufferGuard guard, Body body, boolean collective) {
+        if (w.isCompleted()) return;
+        CommException b = broken;
+        if (collective && b != null) {
+            w.fail(new CommException(w.description() + ": not run, process group " + groupLabel
+                    + " is unusable since an earlier operation failed: " + b.getMessage()
+                    + " — destroy the group and create a new one"));
+            return;
+        }
+        current = null;
+        ScheduledFuture<?> dog = Watchdog.schedule(() -> onTimeout(w, collective), timeoutMs);
+        try {
+            String complaint = guard.checkAtStart();
+            if (debug && collective) verifyFingerprints(d, w.description());
+            body.run();
+            if (complaint == null) complaint = guard.checkAtEnd();
+            dog.cancel(false);
+            if (complaint != null) {
+                w.fail(new BufferModifiedException(w.description() + ": " + complaint + "; the caller must not touch a "
+                        + "buffer until its Work completes (JTRAIN_DEBUG=DETAIL check)"));
+            } else {
+                w.succeed();
+            }
+        } catch (CollectiveMismatchException e) {
+            dog.cancel(false);
+            w.fail(e); // every rank detected it at the same point: the group is still in step
+        } catch (RuntimeException e) {
+            dog.cancel(false);
+            CommException wrapped = wrap(w.description(), e, collective);
+            if (w.fail(wrapped) && collective && broken == null) broken = wrapped;
+        }
+    }
+
+    private void onTimeout(CommWork w, boolean collective) {
+        CollectiveContext c = collective ? current : null;
+        String peer = c != null && c.lastPeer() >= 0 ? " (waiting on peer rank " + c.lastPeer() + ")" : "";
+        CommTimeoutException e = new CommTimeoutException(w.description() + ": did not complete within timeoutMs="
+                + timeoutMs + peer + "; a rank is hung, died, or did not issue this operation");
+        if (w.fail(e) && collective && broken == null) broken = e;
+    }
+
+    private CommException wrap(String description, RuntimeException e, boolean collective) {
+        CollectiveContext c = collective ? current : null;
+        String peer = c != null && c.lastPeer() >= 0 ? " with peer rank " + c.lastPeer() : "";
+        String msg = description + " failed" + peer + ": " + e.getMessage();
+        if (e instanceof CommTimeoutException) return new CommTimeoutException(msg, e);
+        if (closed) return new CommException(description + ": process group " + groupLabel + " was closed while it ran", e);
+        return new CommException(msg, e);
+    }
+
+    /** All-gathers every rank's 32-byte fingerprint and fails on every rank if any differs from its own. */
+    private void verifyFingerprints(OpDescriptor d, String description) {
+        int p = transport.size(), r = transport.rank();
+        CollectiveContext c = new CollectiveContext(transport, tagBase + TagSpace.DEBUG_CHANNEL_BASE, DType.INT32, null,
+                debugScratch, chunkBytes);
+        current = c;
+        MemorySegment mine = debugScratch.get(2, OpDescriptor.FINGERPRINT_BYTES);
+        MemorySegment all = debugScratch.get(3, (long) p * OpDescriptor.FINGERPRINT_BYTES);
+        d.writeFingerprint(mine);
+        RingAllGather.INSTANCE.allGather(c, mine, all);
+        List<String> others = new ArrayList<>();
+        for (int i = 0; i < p; i++) {
+            if (i == r) continue;
+            OpDescriptor o = OpDescriptor.readFingerprint(all.asSlice((long) i * OpDescriptor.FINGERPRINT_BYTES, OpDescriptor.FINGERPRINT_BYTES));
+            if (!o.matches(d)) others.add("rank " + i + " called " + o);
+        }
+        if (!others.isEmpty()) {
+            throw new CollectiveMismatchException(description + ": mismatched collectives in group " + groupLabel
+                    + ": this rank (" + r + ") called " + d.withoutAlgorithm() + "; " + String.join("; ", others)
+                    + ". Every rank must issue the same collectives in the same order with the same count, dtype, op and root");
+        }
+    }
+
+    /** Fails queued operations, interrupts the running one (the transport must be closed by the owner). */
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        for (Runnable r : executor.shutdownNow()) {
+            if (r instanceof Task t) t.work.fail(new CommException(t.work.description() + ": not run, process group "
+                    + groupLabel + " was closed"));
+        }
+    }
+
+    private final class Task implements Runnable {
+        final CommWork work;
+        final OpDescriptor d;
+        final BufferGuard guard;
+        final Body body;
+
+        Task(CommWork work, OpDescriptor d, BufferGuard guard, Body body) {
+            this.work = work;
+            this.d = d;
+            this.guard = guard;
+            this.body = body;
+        }
+
+        @Override public void run() { execute(work, d, guard, body, true); }
+    }
+
+    boolean isClosed() { return closed; }
+}

@@ -1,0 +1,387 @@
+package dev.jtrain.comm;
+
+import dev.jtrain.comm.algo.Algorithm;
+import dev.jtrain.comm.algo.AlgorithmSelector;
+import dev.jtrain.comm.algo.AllGatherAlgorithm;
+import dev.jtrain.comm.algo.AllReduceAlgorithm;
+import dev.jtrain.comm.algo.AllToAllAlgorithm;
+import dev.jtrain.comm.algo.BarrierAlgorithm;
+import dev.jtrain.comm.algo.BroadcastAlgorithm;
+import dev.jtrain.comm.algo.Collective;
+import dev.jtrain.comm.algo.CollectiveContext;
+import dev.jtrain.comm.algo.CostModel;
+import dev.jtrain.comm.algo.CostModelProbe;
+import dev.jtrain.comm.algo.GatherAlgorithm;
+import dev.jtrain.comm.algo.ReduceAlgorithm;
+import dev.jtrain.comm.algo.ReduceKernels;
+import dev.jtrain.comm.algo.ReduceScatterAlgorithm;
+import dev.jtrain.comm.algo.ScatterAlgorithm;
+import dev.jtrain.comm.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A set of ranks that run collectives together — the counterpart of a torch.distributed process group.
+ *
+ * <p><b>Ordering.</b> Collectives must be issued in the same order on every rank of the group. Each async form
+ * ({@code ...Async}) queues the operation on the group's single communication thread and returns at once; queued
+ * collectives run one after another in issue order, so several may be in flight while the caller's thread does
+ * other work (how training overlaps gradient all-reduce with backward). The blocking forms are
+ * {@code xxxAsync(...).waitFor()}. Issue from one thread per rank, or order the issuing threads yourself.
+ *
+ * <p><b>Buffers.</b> Any {@link MemorySegment} (native, or heap via {@code MemorySegment.ofArray(float[])}), in
+ * platform (little-endian) order; counts are in elements of the given {@link DType}. The caller must neither read nor
+ * write a buffer until its {@link Work} completes. {@code JTRAIN_DEBUG=DETAIL} checks this for buffers up to 1 MiB and
+ * exchanges a fingerprint of each collective (op, count, dtype, reduce op, root, sequence number) so that
+ * mismatched calls fail with both sides' descriptions instead of hanging or corrupting data.
+ *
+ * <p><b>Failures.</b> A Work fails with {@link CommException} / {@link CommTimeoutException} naming rank, op,
+ * sequence number and peer, within {@code timeoutMs}. After a collective failed, the group is unusable (ranks are out
+ * of step) and later collectives fail fast; create a new group.
+ *
+ * <p><b>Point-to-point.</b> {@link #isend}/{@link #irecv} run on their own (virtual) threads, not the communication
+ * thread, so they never wait behind collectives; operations with the same peer, tag and direction keep their order.
+ *
+ * <p>Threading: all methods are thread-safe. {@link #close} from any thread.
+ */
+public final class ProcessGroup implements AutoCloseable {
+    private final Transport transport;
+    private final boolean ownsTransport;
+    private final int groupId;
+    private final int[] worldRanks;
+    private final ProcessGroupOptions options;
+    private final long timeoutMs;
+    private final AlgorithmSelector selector;
+    private final GroupEngine engine;
+    private final PointToPoint p2p;
+    private final AtomicLong seq = new AtomicLong();
+    private final AtomicInteger children = new AtomicInteger();
+    private final String label;
+    private volatile CostModel costModel;
+
+    private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
+        this.transport = transport;
+        this.ownsTransport = ownsTransport;
+        this.groupId = groupId;
+        this.worldRanks = worldRanks;
+        this.options = options;
+        this.timeoutMs = options.timeoutMs() > 0 ? options.timeoutMs() : transport.timeoutMs();
+        this.selector = new AlgorithmSelector(options.algorithms());
+        this.label = "g" + groupId + "r" + transport.rank();
+        this.engine = new GroupEngine(transport, TagSpace.collectiveBase(groupId), timeoutMs, options.chunkBytes(),
+                options.debugDetail(), label);
+        this.p2p = new PointToPoint(this, engine, transport, groupId);
+        this.costModel = options.costModel();
+    }
+
+    /**
+     * Creates the world group over {@code transport}, which it then owns ({@link #close} closes it). Collective:
+     * every rank calls it. Unless the options carry a cost model, α and β are measured here (a few ms).
+     */
+    public static ProcessGroup create(Transport transport, ProcessGroupOptions options) {
+        int[] identity = new int[transport.size()];
+        Arrays.setAll(identity, i -> i);
+        ProcessGroup g = new ProcessGroup(transport, true, 0, identity, options);
+        g.measureCostModelIfNeeded();
+        return g;
+    }
+
+    private void measureCostModelIfNeeded() {
+        if (costModel != null) return;
+        OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "costprobe");
+        CommWork w = engine.submit(d, describe(d), BufferGuard.NONE,
+                () -> costModel = CostModelProbe.measure(engine.context(DType.FLOAT32, null)));
+        try {
+            w.waitFor();
+        } catch (CommException e) {
+            close();
+            throw e;
+        }
+    }
+
+    public int rank() { return transport.rank(); }
+
+    public int size() { return transport.size(); }
+
+    /** The rank of group rank {@code r} in the world group. */
+    public int worldRank(int r) { return worldRanks[r]; }
+
+    public CostModel costModel() { return costModel; }
+
+    public ProcessGroupOptions options() { return options; }
+
+    /** The algorithm this group would use for {@code c} on {@code bytes} (see {@link Algorithm#predictSeconds}). */
+    public Algorithm algorithmFor(Collective c, long bytes) { return selector.select(c, size(), bytes, costModel); }
+
+    /** How this rank talks to group rank {@code peer}: "self", "shm", "tcp" or "local". */
+    public String linkKind(int peer) { return transport.linkKind(peer); }
+
+    // ---------------------------------------------------------------- all-reduce
+
+    /** In place: {@code buf} (count elements) becomes the reduction over all ranks. */
+    public Work allReduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op) {
+        MemorySegment b = exact(buf, dtype.bytes(count), "buf");
+        OpDescriptor d = issue(Collective.ALL_REDUCE, count, dtype, op, -1, b.byteSize());
+        AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
+        return submit(d, List.of(), List.of(b), () -> {
+            a.allReduce(engine.context(dtype, op), b, count);
+            if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, b, count, size());
+        });
+    }
+
+    public void allReduce(MemorySegment buf, long count, DType dtype, ReduceOp op) { allReduceAsync(buf, count, dtype, op).waitFor(); }
+
+    public Work allReduceAsync(float[] a, int offset, int count, ReduceOp op) {
+        return allReduceAsync(floats(a, offset, count), count, DType.FLOAT32, op);
+    }
+
+    public void allReduce(float[] a, int offset, int count, ReduceOp op) { allReduceAsync(a, offset, count, op).waitFor(); }
+
+    /**
+     * All-reduce of float32 data with bfloat16 on the wire (opt-in compression, like PyTorch's
+     * {@code bf16_compress_hook}): the buffer is rounded to bfloat16, all-reduced as bfloat16 (half the bytes), and
+     * expanded back. The result has ~3 significant digits and is identical on every rank.
+     */
+    public Work allReduceBf16WireAsync(MemorySegment f32, long count, ReduceOp op) {
+        MemorySegment b = exact(f32, DType.FLOAT32.bytes(count), "f32");
+        OpDescriptor d = issue(Collective.ALL_REDUCE, count, DType.BFLOAT16, op, -1, DType.BFLOAT16.bytes(count));
+        AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
+        return submit(d, List.of(), List.of(b), () -> {
+            MemorySegment wire = engine.scratch().get(4, DType.BFLOAT16.bytes(count));
+            ReduceKernels.compressBf16(b, wire, count);
+            a.allReduce(engine.context(DType.BFLOAT16, op), wire, count);
+            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.BFLOAT16, wire, count, size());
+            ReduceKernels.expandBf16(wire, b, count);
+        });
+    }
+
+    public void allReduceBf16Wire(MemorySegment f32, long count, ReduceOp op) { allReduceBf16WireAsync(f32, count, op).waitFor(); }
+
+    // ---------------------------------------------------------------- broadcast / reduce
+
+    /** {@code buf} of {@code root} is copied into {@code buf} of every rank. */
+    public Work broadcastAsync(MemorySegment buf, long count, DType dtype, int root) {
+        checkRoot(root);
+        MemorySegment b = exact(buf, dtype.bytes(count), "buf");
+        OpDescriptor d = issue(Collective.BROADCAST, count, dtype, null, root, b.byteSize());
+        BroadcastAlgorithm a = (BroadcastAlgorithm) AlgorithmSelector.byName(Collective.BROADCAST, d.algorithm());
+        return submit(d, rank() == root ? List.of(b) : List.of(), rank() == root ? List.of() : List.of(b),
+                () -> a.broadcast(engine.context(dtype, null), b, root));
+    }
+
+    public void broadcast(MemorySegment buf, long count, DType dtype, int root) { broadcastAsync(buf, count, dtype, root).waitFor(); }
+
+    public Work broadcastAsync(float[] a, int offset, int count, int root) {
+        return broadcastAsync(floats(a, offset, count), count, DType.FLOAT32, root);
+    }
+
+    public void broadcast(float[] a, int offset, int count, int root) { broadcastAsync(a, offset, count, root).waitFor(); }
+
+    /** The reduction lands in {@code buf} of {@code root}; other ranks' buffers are unchanged. */
+    public Work reduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) {
+        checkRoot(root);
+        MemorySegment b = exact(buf, dtype.bytes(count), "buf");
+        OpDescriptor d = issue(Collective.REDUCE, count, dtype, op, root, b.byteSize());
+        ReduceAlgorithm a = (ReduceAlgorithm) AlgorithmSelector.byName(Collective.REDUCE, d.algorithm());
+        return submit(d, rank() == root ? List.of() : List.of(b), rank() == root ? List.of(b) : List.of(), () -> {
+            a.reduce(engine.context(dtype, op), b, count, root);
+            if (op == ReduceOp.AVG && rank() == root) ReduceKernels.divide(dtype, b, count, size());
+        });
+    }
+
+    public void reduce(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) { reduceAsync(buf, count, dtype, op, root).waitFor(); }
+
+    // ---------------------------------------------------------------- all-gather / reduce-scatter
+
+    /** Block r (countPerRank elements) of {@code out} receives {@code in} of rank r. */
+    public Work allGatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) {
+        MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
+        MemorySegment o = exact(out, Math.multiplyExact(i.byteSize(), size()), "out");
+        OpDescriptor d = issue(Collective.ALL_GATHER, countPerRank, dtype, null, -1, o.byteSize());
+        AllGatherAlgorithm a = (AllGatherAlgorithm) AlgorithmSelector.byName(Collective.ALL_GATHER, d.algorithm());
+        return submit(d, List.of(i), List.of(o), () -> a.allGather(engine.context(dtype, null), i, o));
+    }
+
+    public void allGather(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allGatherAsync(in, out, countPerRank, dtype).waitFor(); }
+
+    public Work allGatherAsync(float[] in, int inOffset, float[] out, int outOffset, int countPerRank) {
+        return allGatherAsync(floats(in, inOffset, countPerRank), floats(out, outOffset, Math.multiplyExact(countPerRank, size())),
+                countPerRank, DType.FLOAT32);
+    }
+
+    public void allGather(float[] in, int inOffset, float[] out, int outOffset, int countPerRank) {
+        allGatherAsync(in, inOffset, out, outOffset, countPerRank).waitFor();
+    }
+
+    /** {@code out} (countPerRank elements) of rank r receives the reduction of block r of every rank's {@code in}. */
+    public Work reduceScatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op) {
+        MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
+        MemorySegment i = exact(in, Math.multiplyExact(o.byteSize(), size()), "in");
+        OpDescriptor d = issue(Collective.REDUCE_SCATTER, countPerRank, dtype, op, -1, i.byteSize());
+        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) AlgorithmSelector.byName(Collective.REDUCE_SCATTER, d.algorithm());
+        return submit(d, List.of(i), List.of(o), () -> {
+            a.reduceScatter(engine.context(dtype, op), i, o, countPerRank);
+            if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, o, countPerRank, size());
+        });
+    }
+
+    public void reduceScatter(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op) {
+        reduceScatterAsync(in, out, countPerRank, dtype, op).waitFor();
+    }
+
+    public Work reduceScatterAsync(float[] in, int inOffset, float[] out, int outOffset, int countPerRank, ReduceOp op) {
+        return reduceScatterAsync(floats(in, inOffset, Math.multiplyExact(countPerRank, size())), floats(out, outOffset, countPerRank),
+                countPerRank, DType.FLOAT32, op);
+    }
+
+    public void reduceScatter(float[] in, int inOffset, float[] out, int outOffset, int countPerRank, ReduceOp op) {
+        reduceScatterAsync(in, inOffset, out, outOffset, countPerRank, op).waitFor();
+    }
+
+    // ---------------------------------------------------------------- gather / scatter / all-to-all / barrier
+
+    /** Block r of {@code out} on {@code root} receives {@code in} of rank r; {@code out} may be null elsewhere. */
+    public Work gatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+        checkRoot(root);
+        MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
+        MemorySegment o = rank() == root ? exact(out, Math.multiplyExact(i.byteSize(), size()), "out") : null;
+        OpDescriptor d = issue(Collective.GATHER, countPerRank, dtype, null, root, i.byteSize() * size());
+        GatherAlgorithm a = (GatherAlgorithm) AlgorithmSelector.byName(Collective.GATHER, d.algorithm());
+        return submit(d, List.of(i), o == null ? List.of() : List.of(o), () -> a.gather(engine.context(dtype, null), i, o, root));
+    }
+
+    public void gather(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+        gatherAsync(in, out, countPerRank, dtype, root).waitFor();
+    }
+
+    /** {@code out} of rank r receives block r of {@code in} on {@code root}; {@code in} may be null elsewhere. */
+    public Work scatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+        checkRoot(root);
+        MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
+        MemorySegment i = rank() == root ? exact(in, Math.multiplyExact(o.byteSize(), size()), "in") : null;
+        OpDescriptor d = issue(Collective.SCATTER, countPerRank, dtype, null, root, o.byteSize() * size());
+        ScatterAlgorithm a = (ScatterAlgorithm) AlgorithmSelector.byName(Collective.SCATTER, d.algorithm());
+        return submit(d, i == null ? List.of() : List.of(i), List.of(o), () -> a.scatter(engine.context(dtype, null), i, o, root));
+    }
+
+    public void scatter(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+        scatterAsync(in, out, countPerRank, dtype, root).waitFor();
+    }
+
+    /** Block j of {@code in} on rank r goes to block r of {@code out} on rank j; blocks have countPerRank elements. */
+    public Work allToAllAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) {
+        long total = Math.multiplyExact(dtype.bytes(countPerRank), size());
+        MemorySegment i = exact(in, total, "in"), o = exact(out, total, "out");
+        OpDescriptor d = issue(Collective.ALL_TO_ALL, countPerRank, dtype, null, -1, total);
+        AllToAllAlgorithm a = (AllToAllAlgorithm) AlgorithmSelector.byName(Collective.ALL_TO_ALL, d.algorithm());
+        return submit(d, List.of(i), List.of(o), () -> a.allToAll(engine.context(dtype, null), i, o));
+    }
+
+    public void allToAll(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allToAllAsync(in, out, countPerRank, dtype).waitFor(); }
+
+    public Work barrierAsync() {
+        OpDescriptor d = issue(Collective.BARRIER, 0, null, null, -1, 0);
+        BarrierAlgorithm a = (BarrierAlgorithm) AlgorithmSelector.byName(Collective.BARRIER, d.algorithm());
+        return submit(d, List.of(), List.of(), () -> a.barrier(engine.context(DType.INT32, null)));
+    }
+
+    public void barrier() { barrierAsync().waitFor(); }
+
+    // ---------------------------------------------------------------- point-to-point
+
+    /** Sends {@code src} (all its bytes) to group rank {@code dst} with {@code tag} (0..4095). */
+    public Work isend(MemorySegment src, int dst, int tag) { return p2p.isend(src, dst, tag); }
+
+    /** Receives exactly {@code dst.byteSize()} bytes from group rank {@code src} with {@code tag}. */
+    public Work irecv(MemorySegment dst, int src, int tag) { return p2p.irecv(dst, src, tag); }
+
+    public void send(MemorySegment src, int dst, int tag) { isend(src, dst, tag).waitFor(); }
+
+    public void recv(MemorySegment dst, int src, int tag) { irecv(dst, src, tag).waitFor(); }
+
+    public Work isend(float[] a, int offset, int count, int dst, int tag) { return isend(floats(a, offset, count), dst, tag); }
+
+    public Work irecv(float[] a, int offset, int count, int src, int tag) { return irecv(floats(a, offset, count), src, tag); }
+
+    public void send(float[] a, int offset, int count, int dst, int tag) { isend(a, offset, count, dst, tag).waitFor(); }
+
+    public void recv(float[] a, int offset, int count, int src, int tag) { irecv(a, offset, count, src, tag).waitFor(); }
+
+    // ---------------------------------------------------------------- sub-groups
+
+    /**
+     * A sub-group of the given group ranks (torch's {@code new_group}). Collective over this group: every rank must
+     * call it, with the same ranks, in the same order relative to its other {@code newGroup} calls. Members get the
+     * group (group rank i = the i-th smallest of {@code ranks}); other ranks get empty. The sub-group has its own
+     * communication thread, tags and sequence numbers, and shares this group's transport and cost model.
+     */
+    public Optional<ProcessGroup> newGroup(int[] ranks) {
+        int[] members = ranks.clone();
+        Arrays.sort(members);
+        for (int i = 0; i < members.length; i++) {
+            if (members[i] < 0 || members[i] >= size() || (i > 0 && members[i] == members[i - 1])) {
+                throw new IllegalArgumentException("newGroup ranks must be distinct group ranks in 0.." + (size() - 1)
+                        + ": ranks=" + Arrays.toString(ranks));
+            }
+        }
+        int id = TagSpace.childId(groupId, children.incrementAndGet());
+        int me = Arrays.binarySearch(members, rank());
+        if (me < 0) return Optional.empty();
+        int[] world = new int[members.length];
+        for (int i = 0; i < members.length; i++) world[i] = worldRanks[members[i]];
+        ProcessGroup g = new ProcessGroup(new SubGroupTransport(transport, members, me), false, id, world,
+                options.withCostModel(costModel));
+        return Optional.of(g);
+    }
+
+    /** Fails queued work, stops the communication thread and (for the world group) closes the transport. */
+    @Override
+    public void close() {
+        engine.close();
+        p2p.close();
+        if (ownsTransport) transport.close();
+    }
+
+    // ---------------------------------------------------------------- internals
+
+    private OpDescriptor issue(Collective kind, long count, DType dtype, ReduceOp op, int root, long bytes) {
+        String algo = selector.select(kind, size(), bytes, costModel).name();
+        return new OpDescriptor(kind, seq.incrementAndGet(), count, dtype, op, root, algo);
+    }
+
+    private Work submit(OpDescriptor d, List<MemorySegment> inputs, List<MemorySegment> outputs, GroupEngine.Body body) {
+        return engine.submit(d, describe(d), BufferGuard.of(options.debugDetail(), inputs, outputs), body);
+    }
+
+    String describe(OpDescriptor d) { return who() + " " + d; }
+
+    String who() {
+        return groupId == 0 ? "rank " + rank() : "rank " + rank() + " (world rank " + worldRanks[rank()] + ") of group g" + groupId;
+    }
+
+    long timeoutMs() { return timeoutMs; }
+
+    private void checkRoot(int root) {
+        if (root < 0 || root >= size()) throw new IllegalArgumentException("root out of range: root=" + root + " size=" + size());
+    }
+
+    private static MemorySegment exact(MemorySegment s, long bytes, String name) {
+        if (s == null) throw new IllegalArgumentException(name + " must not be null");
+        if (s.byteSize() < bytes) {
+            throw new IllegalArgumentException(name + " too small: byteSize=" + s.byteSize() + " needed=" + bytes);
+        }
+        return s.byteSize() == bytes ? s : s.asSlice(0, bytes);
+    }
+
+    private static MemorySegment floats(float[] a, int offset, int count) {
+        if (offset < 0 || count < 0 || (long) offset + count > a.length) {
+            throw new IllegalArgumentException("float[] range out of bounds: offset=" + offset + " count=" + count + " length=" + a.length);
+        }
+        return MemorySegment.ofArray(a).asSlice(4L * offset, 4L * count);
+    }
+}

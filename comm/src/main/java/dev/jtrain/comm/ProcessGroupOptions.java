@@ -1,0 +1,80 @@
+package dev.jtrain.comm;
+
+import dev.jtrain.comm.algo.AlgorithmSelector;
+import dev.jtrain.comm.algo.Collective;
+import dev.jtrain.comm.algo.CostModel;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * Settings of a {@link ProcessGroup}, resolved once at creation (and inherited by sub-groups).
+ *
+ * @param timeoutMs   per-operation timeout; 0 means the transport's {@code timeoutMs()}
+ * @param debugDetail the checks of {@code JTRAIN_DEBUG=DETAIL}: collective fingerprints exchanged before each
+ *                    collective (mismatches reported with both sides) and buffer checksums of small buffers
+ * @param algorithms  forced algorithm per collective (like {@code NCCL_ALGO}); others are chosen by cost
+ * @param chunkBytes  message size algorithms cut large transfers into (pipelining; scratch stays in cache)
+ * @param costModel   the α-β-γ figures to select with; null means measure them at group start
+ */
+public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
+                                  long chunkBytes, CostModel costModel) {
+    public static final long DEFAULT_CHUNK_BYTES = 512 * 1024;
+
+    public ProcessGroupOptions {
+        if (timeoutMs < 0) throw new IllegalArgumentException("timeoutMs must be >= 0: timeoutMs=" + timeoutMs);
+        if (chunkBytes < 4096) throw new IllegalArgumentException("chunkBytes must be >= 4096: chunkBytes=" + chunkBytes);
+        algorithms = Map.copyOf(algorithms);
+        // validate names now, not at the first collective
+        algorithms.forEach(AlgorithmSelector::byName);
+    }
+
+    /** Defaults, ignoring the environment. */
+    public static ProcessGroupOptions defaults() {
+        return new ProcessGroupOptions(0, false, Map.of(), DEFAULT_CHUNK_BYTES, null);
+    }
+
+    /**
+     * Defaults overridden by {@code JTRAIN_DEBUG=DETAIL}, {@code JTRAIN_ALGO=allreduce:ring,...},
+     * {@code JTRAIN_CHUNK_BYTES} and {@code JTRAIN_COMM_TIMEOUT_MS}.
+     */
+    public static ProcessGroupOptions fromEnv() { return fromEnv(System.getenv()); }
+
+    static ProcessGroupOptions fromEnv(Map<String, String> env) {
+        ProcessGroupOptions o = defaults();
+        String dbg = env.getOrDefault("JTRAIN_DEBUG", "");
+        if (dbg.equalsIgnoreCase("DETAIL")) o = o.withDebugDetail(true);
+        else if (!dbg.isBlank() && !dbg.equalsIgnoreCase("OFF")) {
+            throw new IllegalArgumentException("JTRAIN_DEBUG must be DETAIL or OFF: JTRAIN_DEBUG=" + dbg);
+        }
+        o = new ProcessGroupOptions(o.timeoutMs, o.debugDetail, AlgorithmSelector.parse(env.get("JTRAIN_ALGO")),
+                o.chunkBytes, o.costModel);
+        if (env.containsKey("JTRAIN_CHUNK_BYTES")) o = o.withChunkBytes(parseLong(env, "JTRAIN_CHUNK_BYTES"));
+        if (env.containsKey("JTRAIN_COMM_TIMEOUT_MS")) o = o.withTimeoutMs(parseLong(env, "JTRAIN_COMM_TIMEOUT_MS"));
+        return o;
+    }
+
+    public ProcessGroupOptions withTimeoutMs(long v) { return new ProcessGroupOptions(v, debugDetail, algorithms, chunkBytes, costModel); }
+
+    public ProcessGroupOptions withDebugDetail(boolean v) { return new ProcessGroupOptions(timeoutMs, v, algorithms, chunkBytes, costModel); }
+
+    public ProcessGroupOptions withChunkBytes(long v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, v, costModel); }
+
+    public ProcessGroupOptions withCostModel(CostModel v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, v); }
+
+    /** Forces {@code algorithm} for {@code collective}. */
+    public ProcessGroupOptions withAlgorithm(Collective collective, String algorithm) {
+        Map<Collective, String> m = new EnumMap<>(Collective.class);
+        m.putAll(algorithms);
+        m.put(collective, algorithm);
+        return new ProcessGroupOptions(timeoutMs, debugDetail, m, chunkBytes, costModel);
+    }
+
+    private static long parseLong(Map<String, String> env, String key) {
+        try {
+            return Long.parseLong(env.get(key).trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be an integer: " + key + "=" + env.get(key), e);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package dev.jtrain.comm.algo;
+
+/**
+ * One algorithm for one collective. Implementations are stateless singletons; per-call state lives in the
+ * {@link CollectiveContext}. Every implementation states its alpha-beta-gamma cost in Javadoc and returns the same
+ * figure from {@link #predictSeconds}, which the {@link AlgorithmSelector} compares.
+ */
+public interface Algorithm {
+    /** The collective this algorithm implements. */
+    Collective collective();
+
+    /** Short lower-case name used in {@code JTRAIN_ALGO} and in logs, e.g. {@code "ring"}. */
+    String name();
+
+    /**
+     * Predicted time in seconds for {@code p} ranks and {@code bytes} = the size of the whole vector (all-reduce,
+     * broadcast, reduce) or of the whole gathered/scattered buffer of p blocks (all-gather, reduce-scatter, gather,
+     * scatter, all-to-all).
+     */
+    double predictSeconds(CostModel m, int p, long bytes);
+
+    /** ceil(log2(p)) for p >= 1. */
+    static int ceilLog2(int p) { return p <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(p - 1); }
+
+    /** Largest power of two <= p. */
+    static int floorPow2(int p) { return Integer.highestOneBit(p); }
+}

@@ -1,0 +1,126 @@
+package dev.jtrain.comm.algo;
+
+import dev.jtrain.comm.DType;
+import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * What one collective call gives its algorithm: the group's transport (ranks are group ranks), the tags of this
+ * group, the element type and reduce operator, pooled scratch and the chunk size. It also remembers the last peer
+ * talked to, so a failure can name it.
+ *
+ * <p>Zero-byte transfers are skipped on both sides: algorithms compute message sizes identically on sender and
+ * receiver, so a skipped send always meets a skipped receive.
+ *
+ * <p>Threading: one context per call, used by the group's communication thread only.
+ */
+public final class CollectiveContext {
+    private final Transport transport;
+    private final int tagBase;
+    private final DType dtype;
+    private final ReduceOp op;
+    private final ScratchPool scratch;
+    private final long chunkBytes;
+    private volatile int lastPeer = -1;
+
+    public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
+        if (chunkBytes < 64) throw new IllegalArgumentException("chunkBytes must be >= 64: chunkBytes=" + chunkBytes);
+        this.transport = transport;
+        this.tagBase = tagBase;
+        this.dtype = dtype;
+        this.op = op;
+        this.scratch = scratch;
+        this.chunkBytes = chunkBytes;
+    }
+
+    public int rank() { return transport.rank(); }
+
+    public int size() { return transport.size(); }
+
+    public DType dtype() { return dtype; }
+
+    public ReduceOp op() { return op; }
+
+    public int elemSize() { return dtype.byteSize(); }
+
+    /** Elements per chunk (at least 1). */
+    public long chunkElems() { return Math.max(1, chunkBytes / dtype.byteSize()); }
+
+    public long chunkBytes() { return chunkBytes; }
+
+    /** The last peer a transfer was started with, or -1. */
+    public int lastPeer() { return lastPeer; }
+
+    public MemorySegment scratch(int slot, long bytes) { return scratch.get(slot, bytes); }
+
+    public void send(int peer, MemorySegment src) { send(0, peer, src); }
+
+    public void recv(int peer, MemorySegment dst) { recv(0, peer, dst); }
+
+    /** Send on one of the group's 4 collective channels (a separate tag), e.g. one per tree of a double tree. */
+    public void send(int channel, int peer, MemorySegment src) {
+        if (src.byteSize() == 0) return;
+        lastPeer = peer;
+        transport.send(peer, tag(channel), src);
+    }
+
+    public void recv(int channel, int peer, MemorySegment dst) {
+        if (dst.byteSize() == 0) return;
+        lastPeer = peer;
+        transport.recv(peer, tag(channel), dst);
+    }
+
+    /** Simultaneous send and receive; either side may be empty. */
+    public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst) {
+        if (src.byteSize() == 0) {
+            recv(from, dst);
+        } else if (dst.byteSize() == 0) {
+            send(to, src);
+        } else {
+            lastPeer = from;
+            transport.sendRecv(to, src, from, dst, tag(0));
+        }
+    }
+
+    /** Sends {@code src} as consecutive messages of at most {@link #chunkBytes()}; pairs with {@link #recvChunked}. */
+    public void sendChunked(int peer, MemorySegment src) {
+        long n = src.byteSize();
+        for (long off = 0; off < n; off += chunkBytes) send(peer, src.asSlice(off, Math.min(chunkBytes, n - off)));
+    }
+
+    public void recvChunked(int peer, MemorySegment dst) {
+        long n = dst.byteSize();
+        for (long off = 0; off < n; off += chunkBytes) recv(peer, dst.asSlice(off, Math.min(chunkBytes, n - off)));
+    }
+
+    /** Chunked simultaneous exchange; the peer must call it with the roles (and sizes) mirrored. */
+    public void sendRecvChunked(int to, MemorySegment src, int from, MemorySegment dst) {
+        long sn = src.byteSize(), rn = dst.byteSize();
+        for (long off = 0; off < Math.max(sn, rn); off += chunkBytes) {
+            sendRecv(to, src.asSlice(Math.min(off, sn), Math.max(0, Math.min(chunkBytes, sn - off))),
+                    from, dst.asSlice(Math.min(off, rn), Math.max(0, Math.min(chunkBytes, rn - off))));
+        }
+    }
+
+    /** {@code dst = a (op) b} over {@code count} elements of this call's dtype. */
+    public void reduce(MemorySegment dst, MemorySegment a, MemorySegment b, long count) {
+        ReduceKernels.apply(dtype, op, dst, a, b, count);
+    }
+
+    /** Byte slice of {@code count} elements starting at element {@code first}. */
+    public MemorySegment elems(MemorySegment seg, long first, long count) {
+        return seg.asSlice(first * dtype.byteSize(), count * dtype.byteSize());
+    }
+
+    private int tag(int channel) {
+        if (channel < 0 || channel > 3) throw new IllegalArgumentException("channel must be 0..3: channel=" + channel);
+        return tagBase + channel;
+    }
+
+    /** Start of block {@code i} when {@code count} elements are cut into {@code p} near-equal blocks. */
+    public static long blockStart(long count, int p, int i) { return count * i / p; }
+
+    public static long blockLength(long count, int p, int i) { return blockStart(count, p, i + 1) - blockStart(count, p, i); }
+}

@@ -1,0 +1,70 @@
+package dev.jtrain.comm.algo;
+
+import dev.jtrain.comm.DType;
+import dev.jtrain.comm.ReduceOp;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * Measures α and β with a short ping-pong between group ranks 0 and 1, and γ with a local float32 sum on rank 0,
+ * then broadcasts rank 0's figures so that every rank selects algorithms from the same model. Collective: every
+ * rank of the group must call it (it runs at group start). Takes a few milliseconds on shared memory.
+ */
+public final class CostModelProbe {
+    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 30, LARGE_ROUNDS = 4;
+
+    private CostModelProbe() {}
+
+    public static CostModel measure(CollectiveContext c) {
+        long chunk = c.chunkBytes();
+        MemorySegment fig = c.scratch(2, 24);
+        if (c.size() == 1) return CostModel.typicalSharedMemory(chunk);
+        if (c.rank() <= 1) {
+            int peer = 1 - c.rank();
+            MemorySegment big = c.scratch(3, LARGE);
+            double alpha = pingPong(c, peer, big.asSlice(0, SMALL), SMALL_ROUNDS) / 2;
+            double large = pingPong(c, peer, big, LARGE_ROUNDS) / 2;
+            double beta = Math.max(1e-12, (large - alpha) / LARGE);
+            double gamma = c.rank() == 0 ? reduceTime(c) : 0;
+            fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
+            fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8, beta);
+            fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16, gamma);
+        }
+        BinomialBroadcast.INSTANCE.broadcast(c, fig, 0);
+        return new CostModel(fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0), fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8),
+                fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16), chunk);
+    }
+
+    /** Median round-trip seconds; rank 0 sends first. Messages are sent whole (not chunked). */
+    private static double pingPong(CollectiveContext c, int peer, MemorySegment msg, int rounds) {
+        double[] t = new double[rounds];
+        for (int i = -2; i < rounds; i++) { // two warm-up rounds
+            long t0 = System.nanoTime();
+            if (c.rank() == 0) {
+                c.send(1, peer, msg);
+                c.recv(1, peer, msg);
+            } else {
+                c.recv(1, peer, msg);
+                c.send(1, peer, msg);
+            }
+            if (i >= 0) t[i] = (System.nanoTime() - t0) * 1e-9;
+        }
+        Arrays.sort(t);
+        return t[rounds / 2];
+    }
+
+    private static double reduceTime(CollectiveContext c) {
+        MemorySegment a = c.scratch(3, LARGE);
+        a.fill((byte) 0);
+        long n = LARGE / 4;
+        double best = Double.MAX_VALUE;
+        for (int i = 0; i < 5; i++) {
+            long t0 = System.nanoTime();
+            ReduceKernels.apply(DType.FLOAT32, ReduceOp.SUM, a, a, a, n);
+            best = Math.min(best, (System.nanoTime() - t0) * 1e-9);
+        }
+        return best / LARGE;
+    }
+}

@@ -1,0 +1,56 @@
+package dev.jtrain.comm.algo;
+
+import dev.jtrain.comm.DType;
+import dev.jtrain.comm.ReduceOp;
+
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
+
+/**
+ * Element-wise reductions over segments, dispatched once per call by dtype (one kernel class per dtype keeps each
+ * loop monomorphic). Also the float32 &lt;-&gt; bfloat16 codec of the compressed wire format.
+ */
+public final class ReduceKernels {
+    private ReduceKernels() {}
+
+    /** {@code dst = a (op) b} element-wise over {@code count} elements; {@code dst} may alias {@code a} or {@code b}. */
+    public static void apply(DType dtype, ReduceOp op, MemorySegment dst, MemorySegment a, MemorySegment b, long count) {
+        if (count == 0) return;
+        switch (dtype) {
+            case FLOAT32 -> FloatReduceKernel.apply(op, dst, a, b, count);
+            case FLOAT64 -> DoubleReduceKernel.apply(op, dst, a, b, count);
+            case INT32 -> IntReduceKernel.apply(op, dst, a, b, count);
+            case INT64 -> LongReduceKernel.apply(op, dst, a, b, count);
+            case BFLOAT16 -> Bf16ReduceKernel.apply(op, dst, a, b, count);
+        }
+    }
+
+    /** The final division of {@link ReduceOp#AVG}. */
+    public static void divide(DType dtype, MemorySegment buf, long count, int divisor) {
+        if (count == 0 || divisor == 1) return;
+        switch (dtype) {
+            case FLOAT32 -> FloatReduceKernel.divide(buf, count, divisor);
+            case FLOAT64 -> DoubleReduceKernel.divide(buf, count, divisor);
+            case INT32 -> IntReduceKernel.divide(buf, count, divisor);
+            case INT64 -> LongReduceKernel.divide(buf, count, divisor);
+            case BFLOAT16 -> Bf16ReduceKernel.divide(buf, count, divisor);
+        }
+    }
+
+    /** float32 -> bfloat16, round to nearest even. */
+    public static void compressBf16(MemorySegment f32, MemorySegment bf16, long count) {
+        for (long i = 0; i < count; i++) bf16.set(JAVA_SHORT_UNALIGNED, 2 * i, Bf16ReduceKernel.encode(f32.get(JAVA_FLOAT_UNALIGNED, 4 * i)));
+    }
+
+    /** bfloat16 -> float32 (exact). */
+    public static void expandBf16(MemorySegment bf16, MemorySegment f32, long count) {
+        for (long i = 0; i < count; i++) f32.set(JAVA_FLOAT_UNALIGNED, 4 * i, Bf16ReduceKernel.decode(bf16.get(JAVA_SHORT_UNALIGNED, 2 * i)));
+    }
+
+    /** Scalar bfloat16 helpers for references and tests. */
+    public static float bf16ToFloat(short bits) { return Bf16ReduceKernel.decode(bits); }
+
+    public static short floatToBf16(float f) { return Bf16ReduceKernel.encode(f); }
+}
