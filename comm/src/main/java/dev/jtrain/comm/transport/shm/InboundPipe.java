@@ -1,0 +1,211 @@
+package dev.jtrain.comm.transport.shm;
+
+import dev.jtrain.comm.CommException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static dev.jtrain.comm.transport.shm.ShmRingDescriptor.*;
+
+/**
+ * The consuming end of the ring one peer writes to this rank, plus the matching of its frames to posted receives
+ * per tag (the posted/unexpected queues of MPI). There is no reader thread: whichever caller holds {@link #lock}
+ * drives progress, streaming bytes straight from the ring into the claimed receive's buffer, or into a buffer of
+ * its own when no receive is posted yet. A receive posted by one thread may thus be completed by another.
+ *
+ * <p>Threading: {@link #post}, {@link #progress}, {@link #cancel} and {@link #fail} require {@link #lock};
+ * {@link Recv#state} is volatile so waiters may poll it without the lock.
+ */
+final class InboundPipe {
+    static final int POSTED = 0, CLAIMED = 1, DONE = 2, FAILED = 3;
+
+    static final class Recv {
+        final MemorySegment dst;
+        final int tag;
+        volatile int state = POSTED;
+        volatile CommException error;
+
+        Recv(MemorySegment dst, int tag) {
+            this.dst = dst;
+            this.tag = tag;
+        }
+    }
+
+    final ReentrantLock lock = new ReentrantLock();
+    final int peer;
+    private final MemorySegment ring;
+    private final MemorySegment data;
+    private final PeerLiveness liveness;
+    private final Map<Integer, ArrayDeque<Recv>> posted = new HashMap<>();
+    private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
+    private final MemorySegment header = MemorySegment.ofArray(new byte[FRAME_HEADER_LENGTH]);
+    private long head;
+    private int headerFill;
+    private int msgTag;
+    private long msgLength;
+    private long msgDone;
+    private MemorySegment msgDst;   // null while discarding
+    private Recv msgRecv;           // null when the message goes to the unexpected queue
+    private CommException msgError; // set when the claimed receive will fail (length mismatch)
+    private CommException failure;
+
+    InboundPipe(int peer, MemorySegment ring, int capacity) {
+        this.peer = peer;
+        this.ring = ring;
+        this.data = ring.asSlice(HEADER_LENGTH, capacity);
+        this.liveness = new PeerLiveness(ring, true);
+        this.head = (long) LONG.getAcquire(ring, HEAD_OFFSET);
+    }
+
+    /** Posts a receive; if its message is already buffered it completes at once (length mismatch throws). */
+    Recv post(int tag, MemorySegment dst) {
+        Recv r = new Recv(dst, tag);
+        ArrayDeque<MemorySegment> q = unexpected.get(tag);
+        MemorySegment early = q == null ? null : q.pollFirst();
+        if (early != null) {
+            if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
+            MemorySegment.copy(early, 0, dst, 0, early.byteSize());
+            r.state = DONE;
+            return r;
+        }
+        if (failure != null) throw new CommException(failure.getMessage(), failure);
+        posted.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(r);
+        return r;
+    }
+
+    private CommException mismatch(long expected, long sent) {
+        return new CommException("length mismatch, receiver expects " + expected + " bytes but peer rank " + peer
+                + " sent " + sent + "; the ranks issued different operations");
+    }
+
+    /** Moves up to about {@code budget} bytes from the ring; returns bytes consumed (0: ring empty). */
+    long progress(long budget) {
+        long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
+        long moved = 0;
+        while (tail - head > 0 && moved < budget) {
+            long avail = tail - head;
+            long n;
+            if (headerFill < FRAME_HEADER_LENGTH) {
+                n = Math.min(FRAME_HEADER_LENGTH - headerFill, avail);
+                RingCopy.out(data, head, header, headerFill, n);
+                headerFill += (int) n;
+                if (headerFill == FRAME_HEADER_LENGTH) startMessage();
+            } else {
+                n = Math.min(Math.min(msgLength - msgDone, avail), budget - moved);
+                if (msgDst != null) RingCopy.out(data, head, msgDst, msgDone, n);
+                msgDone += n;
+            }
+            head += n;
+            moved += n;
+            LONG.setRelease(ring, HEAD_OFFSET, head); // free the space at once: the sender refills while we copy on
+            if (headerFill == FRAME_HEADER_LENGTH && msgDone == msgLength) finishMessage();
+        }
+        return moved;
+    }
+
+    private void startMessage() {
+        int magic = header.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+        msgTag = header.get(ValueLayout.JAVA_INT_UNALIGNED, 4);
+        msgLength = header.get(ValueLayout.JAVA_LONG_UNALIGNED, 8);
+        msgDone = 0;
+        msgError = null;
+        if (magic != FRAME_MAGIC || msgLength < 0) {
+            fail(new CommException(String.format("corrupt frame from peer rank %d (magic=0x%08x length=%d)", peer, magic, msgLength)));
+            throw failure;
+        }
+        ArrayDeque<Recv> q = posted.get(msgTag);
+        Recv r = q == null ? null : q.pollFirst();
+        if (r != null) {
+            r.state = CLAIMED;
+            msgRecv = r;
+            if (r.dst.byteSize() == msgLength) {
+                msgDst = r.dst;
+            } else {
+                msgDst = null; // discard the payload, then fail the receive
+                msgError = mismatch(r.dst.byteSize(), msgLength);
+            }
+        } else {
+            msgRecv = null;
+            msgDst = Arena.ofAuto().allocate(Math.max(1, msgLength), 64).asSlice(0, msgLength);
+        }
+    }
+
+    private void finishMessage() {
+        if (msgRecv != null) {
+            if (msgError != null) {
+                msgRecv.error = msgError;
+                msgRecv.state = FAILED;
+            } else {
+                msgRecv.state = DONE;
+            }
+        } else if (msgDst != null) {
+            // A receive may have been posted while this message streamed into a buffer of our own.
+            ArrayDeque<Recv> q = posted.get(msgTag);
+            Recv late = q == null ? null : q.pollFirst();
+            if (late == null) {
+                unexpected.computeIfAbsent(msgTag, t -> new ArrayDeque<>()).addLast(msgDst);
+            } else if (late.dst.byteSize() != msgLength) {
+                late.error = mismatch(late.dst.byteSize(), msgLength);
+                late.state = FAILED;
+            } else {
+                MemorySegment.copy(msgDst, 0, late.dst, 0, msgLength);
+                late.state = DONE;
+            }
+        }
+        headerFill = 0;
+        msgRecv = null;
+        msgDst = null;
+    }
+
+    /**
+     * Withdraws a receive whose caller gives up. If its message is streaming in, the rest is discarded so no one
+     * writes into the caller's buffer after this returns.
+     */
+    void cancel(Recv r) {
+        if (r.state == POSTED) {
+            ArrayDeque<Recv> q = posted.get(r.tag);
+            if (q != null) q.remove(r);
+            r.state = FAILED;
+        } else if (r.state == CLAIMED && msgRecv == r) {
+            msgDst = null;
+            msgRecv = null; // remaining bytes are consumed and dropped
+            r.state = FAILED;
+        }
+    }
+
+    /** Null while the sending peer looks alive (or still has bytes for us), else why it is considered gone. */
+    String peerGone(long nowNanos) {
+        String why = liveness.check(nowNanos);
+        if (why == null) return null;
+        long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
+        return tail - head > 0 ? null : why; // drain what it sent before going
+    }
+
+    /** Fails every posted receive and every later one; buffered messages still deliver. */
+    void fail(CommException cause) {
+        if (failure == null) failure = cause;
+        for (ArrayDeque<Recv> q : posted.values()) {
+            for (Recv r : q) {
+                r.error = cause;
+                r.state = FAILED;
+            }
+            q.clear();
+        }
+        if (msgRecv != null) {
+            msgRecv.error = cause;
+            msgRecv.state = FAILED;
+            msgRecv = null;
+            msgDst = null;
+        }
+    }
+
+    CommException failure() { return failure; }
+
+    /** Tells the sender that nobody reads any more. Safe from any thread. */
+    void markClosed() { INT.setRelease(ring, RECEIVER_CLOSED_OFFSET, 1); }
+}

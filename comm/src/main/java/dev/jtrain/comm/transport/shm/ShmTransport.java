@@ -1,0 +1,313 @@
+package dev.jtrain.comm.transport.shm;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.transport.Transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * {@link Transport} between processes of one host through single-producer single-consumer byte rings in shared
+ * memory (layout: {@link ShmRingDescriptor}), one ring per ordered pair of ranks. Each byte is copied twice
+ * (sender into the ring, ring into the receiver's buffer), like MPI's shared-memory transports without
+ * kernel-assisted copies; the ring is small enough to stay in the shared cache while the pair streams through it.
+ *
+ * <p>No background threads: the calling thread copies and, while it waits, spins briefly and then parks with
+ * growing sleeps ({@link Backoff}). A blocked send also drains the inbound ring from the same peer, so two ranks
+ * sending large messages to each other at once never deadlock; {@code sendRecv} alternates both directions.
+ *
+ * <p>Failure: a peer that closes sets a flag in the ring header; a peer that is killed is found by checking its
+ * PID while waiting. Either fails pending and later calls on that peer with a {@link CommException}.
+ *
+ * <p>Threading: as {@link Transport}. A ring direction is used by one thread at a time (its pipe's lock).
+ */
+public final class ShmTransport implements Transport {
+    /** Bytes moved per step before switching direction, so both directions of sendRecv advance together. */
+    private static final long STEP_BYTES = 256 * 1024;
+    /** A thread that can never be the caller: segments it may access are shared (not confined). */
+    private static final Thread PROBE = Thread.ofPlatform().unstarted(() -> { });
+
+    private final int rank;
+    private final int size;
+    private final long timeoutMs;
+    private final Arena arena;
+    private final InboundPipe[] inbound;
+    private final OutboundPipe[] outbound;
+    private final SelfMailbox self = new SelfMailbox();
+    private final AtomicInteger active = new AtomicInteger();
+    private volatile boolean closed;
+
+    private ShmTransport(int rank, int size, long timeoutMs, Arena arena, ShmBootstrap.Rings rings, int capacity) {
+        this.rank = rank;
+        this.size = size;
+        this.timeoutMs = timeoutMs;
+        this.arena = arena;
+        this.inbound = new InboundPipe[size];
+        this.outbound = new OutboundPipe[size];
+        for (int p = 0; p < size; p++) {
+            if (rings.inbound()[p] != null) inbound[p] = new InboundPipe(p, rings.inbound()[p], capacity);
+            if (rings.outbound()[p] != null) outbound[p] = new OutboundPipe(p, rings.outbound()[p], capacity);
+        }
+    }
+
+    /** Connects this rank to every other rank of the group through shared memory (all must be on this host). */
+    public static ShmTransport connect(Store store, int rank, int size, ShmTransportOptions options) {
+        boolean[] all = new boolean[size];
+        Arrays.fill(all, true);
+        all[rank] = false;
+        return connect(store, rank, size, all, options);
+    }
+
+    /**
+     * Connects this rank to the ranks with {@code shmPeer[p]} set; the relation must be symmetric across ranks.
+     * Other peers are not reachable through this transport (see {@code HybridTransport}).
+     */
+    public static ShmTransport connect(Store store, int rank, int size, boolean[] shmPeer, ShmTransportOptions options) {
+        if (size < 1 || rank < 0 || rank >= size || shmPeer.length != size) {
+            throw new IllegalArgumentException("bad rank/size: rank=" + rank + " size=" + size + " peers=" + shmPeer.length);
+        }
+        boolean[] peers = shmPeer.clone();
+        peers[rank] = false;
+        Arena arena = Arena.ofShared();
+        try {
+            ShmBootstrap.Rings rings = ShmBootstrap.connect(store, rank, size, peers, options, arena);
+            return new ShmTransport(rank, size, options.timeoutMs(), arena, rings, options.ringBytes());
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    @Override public int rank() { return rank; }
+
+    @Override public int size() { return size; }
+
+    @Override public long timeoutMs() { return timeoutMs; }
+
+    private String where(String op, int peer, int tag) {
+        return "shm transport rank " + rank + " " + op + " peer=" + peer + " tag=" + tag;
+    }
+
+    private void enter(String op, int peer, int tag) {
+        if (peer < 0 || peer >= size) throw new IllegalArgumentException("peer out of range: rank=" + rank + " op=" + op + " peer=" + peer + " size=" + size);
+        active.incrementAndGet();
+        if (closed) {
+            active.decrementAndGet();
+            throw new CommException(where(op, peer, tag) + ": transport is closed");
+        }
+        if (peer != rank && inbound[peer] == null) {
+            active.decrementAndGet();
+            throw new IllegalArgumentException(where(op, peer, tag) + ": peer is not connected through shared memory");
+        }
+    }
+
+    private void exit() { active.decrementAndGet(); }
+
+    private static long deadline(long timeoutMs) { return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs); }
+
+    @Override
+    public void send(int peer, int tag, MemorySegment src) {
+        enter("send", peer, tag);
+        try {
+            if (peer == rank) {
+                self.put(tag, src);
+                return;
+            }
+            exchange(peer, tag, src, -1, null, deadline(timeoutMs), "send");
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public void recv(int peer, int tag, MemorySegment dst) {
+        enter("recv", peer, tag);
+        try {
+            long deadline = deadline(timeoutMs);
+            if (peer == rank) {
+                self.take(tag, dst, deadline, where("recv", peer, tag), timeoutMs);
+                return;
+            }
+            exchange(-1, tag, null, peer, dst, deadline, "recv");
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
+        enter("sendRecv", to, tag);
+        try {
+            enter("sendRecv", from, tag);
+            try {
+                long deadline = deadline(timeoutMs);
+                if (to == rank) {
+                    self.put(tag, src);
+                    to = -1;
+                }
+                if (from == rank) {
+                    if (to >= 0) exchange(to, tag, src, -1, null, deadline, "sendRecv");
+                    self.take(tag, dst, deadline, where("sendRecv", from, tag), timeoutMs);
+                    return;
+                }
+                exchange(to, tag, src, from, dst, deadline, "sendRecv");
+            } finally {
+                exit();
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Sends {@code src} to {@code to} (if {@code to >= 0}) while receiving {@code dst} from {@code from} (if
+     * {@code from >= 0}), alternating steps of both until done, the deadline, a dead peer or close.
+     */
+    private void exchange(int to, int tag, MemorySegment src, int from, MemorySegment dst, long deadline, String op) {
+        OutboundPipe out = to >= 0 ? outbound[to] : null;
+        // The pipe that must keep draining: the one we receive from, or (plain send) the one from the same peer,
+        // so that two ranks sending to each other at once both make progress.
+        InboundPipe in = from >= 0 ? inbound[from] : inbound[to];
+        int peerForErrors = to >= 0 ? to : from;
+        MemorySegment target = null;
+        InboundPipe.Recv recv = null;
+        if (from >= 0) {
+            target = dst.isAccessibleBy(PROBE) ? dst : Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
+            lockWithin(in.lock, deadline, op, from, tag);
+            try {
+                recv = in.post(tag, target);
+            } catch (CommException e) {
+                throw new CommException(where(op, from, tag) + ": " + e.getMessage(), e);
+            } finally {
+                in.lock.unlock();
+            }
+        }
+        boolean sending = false;
+        try {
+            if (out != null) {
+                lockWithin(out.lock, deadline, op, to, tag);
+                sending = true;
+                out.begin(tag, src);
+            }
+            Backoff backoff = new Backoff();
+            while (true) {
+                long moved = 0;
+                if (out != null && !out.done()) moved += out.push(STEP_BYTES);
+                if (in.lock.tryLock()) {
+                    try {
+                        moved += in.progress(STEP_BYTES);
+                    } finally {
+                        in.lock.unlock();
+                    }
+                }
+                boolean sendDone = out == null || out.done();
+                boolean recvDone = recv == null || recv.state == InboundPipe.DONE;
+                if (sendDone && recvDone) break;
+                if (recv != null && recv.state == InboundPipe.FAILED) {
+                    throw new CommException(where(op, from, tag) + ": " + recv.error.getMessage(), recv.error);
+                }
+                if (moved > 0) {
+                    backoff.reset();
+                    continue;
+                }
+                long now = System.nanoTime();
+                checkPeers(out, sendDone ? null : out, recvDone ? null : in, now, op, tag);
+                if (closed) throw new CommException(where(op, peerForErrors, tag) + ": transport was closed while waiting");
+                if (now - deadline > 0) {
+                    throw new CommTimeoutException(where(op, sendDone ? from : to, tag) + ": no progress within " + timeoutMs
+                            + " ms (" + (sendDone ? "receive" : "send") + " incomplete); the peer is hung, slow, or skipped this operation");
+                }
+                backoff.idle();
+            }
+            if (target != dst && target != null) dst.copyFrom(target);
+        } catch (RuntimeException e) {
+            if (out != null && sending && !out.done()) out.abort(e instanceof CommException ce ? ce : new CommException(e.toString(), e));
+            if (recv != null && recv.state != InboundPipe.DONE) {
+                in.lock.lock();
+                try {
+                    in.cancel(recv);
+                } finally {
+                    in.lock.unlock();
+                }
+            }
+            throw e;
+        } finally {
+            if (sending) out.lock.unlock();
+        }
+    }
+
+    private void checkPeers(OutboundPipe outPipe, OutboundPipe pendingOut, InboundPipe pendingIn, long now, String op, int tag) {
+        if (pendingOut != null) {
+            String why = pendingOut.peerGone(now);
+            if (why != null) {
+                throw new CommException(where(op, pendingOut.peer, tag) + ": peer rank " + pendingOut.peer + " " + why
+                        + "; check that rank's log");
+            }
+        }
+        if (pendingIn != null && pendingIn.lock.tryLock()) {
+            try {
+                String why = pendingIn.peerGone(now);
+                if (why != null) {
+                    CommException gone = new CommException("peer rank " + pendingIn.peer + " " + why + "; check that rank's log");
+                    pendingIn.fail(gone);
+                    throw new CommException(where(op, pendingIn.peer, tag) + ": " + gone.getMessage(), gone);
+                }
+            } finally {
+                pendingIn.lock.unlock();
+            }
+        }
+    }
+
+    private void lockWithin(ReentrantLock lock, long deadline, String op, int peer, int tag) {
+        try {
+            while (!lock.tryLock(1, TimeUnit.MILLISECONDS)) {
+                if (closed) throw new CommException(where(op, peer, tag) + ": transport was closed while waiting");
+                if (System.nanoTime() - deadline > 0) {
+                    throw new CommTimeoutException(where(op, peer, tag) + ": another call on this link did not finish within " + timeoutMs + " ms");
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommException(where(op, peer, tag) + ": interrupted", e);
+        }
+    }
+
+    @Override
+    public String linkKind(int peer) {
+        if (peer < 0 || peer >= size) throw new IllegalArgumentException("peer out of range: peer=" + peer + " size=" + size);
+        if (peer == rank) return "self";
+        return inbound[peer] != null ? "shm" : "none";
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        self.close();
+        for (InboundPipe p : inbound) if (p != null) p.markClosed();
+        for (OutboundPipe p : outbound) if (p != null) p.markClosed();
+        // Unmap only once no call is inside a ring (they notice 'closed' within one backoff step).
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (active.get() > 0 && System.nanoTime() - until < 0) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (active.get() == 0) {
+            try {
+                arena.close();
+            } catch (IllegalStateException ignored) {
+                // a straggler still inside: leave the mapping to process exit (the files are already unlinked)
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.jtrain.comm.transport.shm;
+
+import dev.jtrain.comm.store.InMemoryStore;
+import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.TransportContractTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ShmTransportTest extends TransportContractTest {
+    /** Unique per test instance, so the leftover check only sees this test's files. */
+    private final String groupId = "shmtest" + seed;
+
+    @Override
+    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        // A small ring makes every multi-KiB message wrap around many times.
+        var opts = new ShmTransportOptions(groupId, timeoutMs, 64 * 1024, null);
+        Transport[] out = new Transport[size];
+        onEveryRank(size, r -> out[r] = ShmTransport.connect(store, r, size, opts));
+        assertThat(leftovers()).as("ring files are unlinked as soon as every rank mapped them").isEmpty();
+        return out;
+    }
+
+    @Override
+    protected String expectedLinkKind() { return "shm"; }
+
+    static List<Path> leftovers(String fragment) throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {
+            return s.filter(p -> p.getFileName().toString().startsWith(ShmBootstrap.FILE_PREFIX)
+                    && p.getFileName().toString().contains(fragment)).toList();
+        }
+    }
+
+    private List<Path> leftovers() throws IOException { return leftovers(groupId); }
+
+    @AfterEach
+    void noRingFilesLeft() throws IOException {
+        assertThat(leftovers()).isEmpty();
+    }
+
+    @Test
+    void aRankThatNeverMapsItsRingsLeavesNoFilesBehind() throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        var opts = new ShmTransportOptions(groupId, 300, 64 * 1024, null);
+        long t0 = System.nanoTime();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ShmTransport.connect(store, 0, 2, opts))
+                .isInstanceOf(dev.jtrain.comm.CommException.class).hasMessageContaining("rank 0");
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(5.0);
+        assertThat(leftovers()).isEmpty();
+    }
+}
