@@ -1,0 +1,80 @@
+package dev.jtrain.comm.transport;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.transport.shm.ShmTransport;
+import dev.jtrain.comm.transport.shm.ShmTransportOptions;
+import dev.jtrain.comm.transport.tcp.TcpTransport;
+import dev.jtrain.comm.transport.tcp.TcpTransportOptions;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Builds the transport of one rank, choosing per peer: shared memory for peers on the same host (same host name
+ * and kernel boot id, both published in the store), TCP otherwise. {@code JTRAIN_TRANSPORT=tcp|shm|auto} overrides
+ * the choice; {@code shm} with a peer on another host is refused rather than silently degraded.
+ *
+ * <p>Every rank of the group must call {@link #create} (it is collective over the store).
+ */
+public final class Transports {
+    private Transports() { }
+
+    public static Transport create(TransportOptions options, Store store, int rank, int size) {
+        String kind = options.effectiveKind();
+        String me = hostIdentity();
+        store.set(hostKey(options, rank), me.getBytes(StandardCharsets.UTF_8));
+        boolean[] sameHost = new boolean[size];
+        int local = 0;
+        for (int p = 0; p < size; p++) {
+            String theirs = new String(store.get(hostKey(options, p), options.timeoutMs()), StandardCharsets.UTF_8);
+            sameHost[p] = theirs.equals(me);
+            if (sameHost[p]) local++;
+        }
+        if (kind.equals("shm") && local != size) {
+            throw new CommException("transport rank " + rank + ": JTRAIN_TRANSPORT/kind=shm but only " + local + " of "
+                    + size + " ranks run on this host (" + me + "); use auto or tcp");
+        }
+        if (size == 1 || kind.equals("shm") || (kind.equals("auto") && local == size)) return shm(options, store, rank, size, sameHost);
+        if (kind.equals("tcp") || local == 1) return tcp(options, store, rank, size);
+        ShmTransport shm = shm(options, store, rank, size, sameHost);
+        try {
+            return new HybridTransport(shm, tcp(options, store, rank, size), sameHost);
+        } catch (RuntimeException e) {
+            shm.close();
+            throw e;
+        }
+    }
+
+    private static ShmTransport shm(TransportOptions o, Store store, int rank, int size, boolean[] peers) {
+        var so = new ShmTransportOptions(o.groupId(), o.timeoutMs(), o.shmRingBytes(), null);
+        return ShmTransport.connect(store, rank, size, peers, so);
+    }
+
+    private static TcpTransport tcp(TransportOptions o, Store store, int rank, int size) {
+        var to = new TcpTransportOptions(o.bindHost(), o.advertiseHost(), o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
+        return TcpTransport.connect(store, rank, size, to);
+    }
+
+    private static String hostKey(TransportOptions o, int rank) { return "transport/" + o.groupId() + "/host/" + rank; }
+
+    /** Host name plus kernel boot id: two containers with one host name but different kernels do not share memory. */
+    static String hostIdentity() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = "unknown-host";
+        }
+        String boot = "";
+        try {
+            boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+        } catch (IOException | RuntimeException ignored) {
+            // not Linux: the host name alone decides
+        }
+        return host + "/" + boot;
+    }
+}
