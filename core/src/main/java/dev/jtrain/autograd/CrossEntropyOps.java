@@ -7,14 +7,16 @@ import dev.jtrain.tensor.kernel.CrossEntropyKernel;
 final class CrossEntropyOps {
     private CrossEntropyOps() {}
 
-    static Tensor crossEntropy(Tensor logits, int[] targets) {
+    static Tensor crossEntropy(Tensor logits, int[] targets, int validClasses) {
         int cols = logits.size(-1);
         Tensor zc = logits.contiguous().detach();
         int rows = zc.numel() / cols;
         if (targets.length != rows)
             throw new IllegalArgumentException("crossEntropy: " + targets.length + " targets for " + rows + " rows of logits");
+        if (validClasses < 1 || validClasses > cols)
+            throw new IllegalArgumentException("crossEntropy: validClasses=" + validClasses + " must be in [1, " + cols + "]");
         float[] lse = new float[rows], loss = new float[rows];
-        CrossEntropyKernel.forward(zc.data(), zc.offset(), targets, rows, cols, lse, loss);
+        CrossEntropyKernel.forward(zc.data(), zc.offset(), targets, rows, cols, validClasses, lse, loss);
         int counted = 0;
         double total = 0;
         for (int r = 0; r < rows; r++) {
@@ -31,7 +33,7 @@ final class CrossEntropyOps {
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor dz = Tensor.zeros(zc.shape());
-                    CrossEntropyKernel.backward(zc.data(), zc.offset(), t, lse, g.item() / n, rows, cols, dz.data(), 0);
+                    CrossEntropyKernel.backward(zc.data(), zc.offset(), t, lse, g.item() / n, rows, cols, validClasses, dz.data(), 0);
                     return new Tensor[]{dz};
                 }
 

@@ -69,7 +69,14 @@ public final class F {
         return AttentionOps.causalSelfAttention(qkv, nHead, dropout, rng);
     }
 
-    public static Tensor crossEntropy(Tensor logits, int[] targets) { return CrossEntropyOps.crossEntropy(logits, targets); }
+    public static Tensor crossEntropy(Tensor logits, int[] targets) {
+        return CrossEntropyOps.crossEntropy(logits, targets, logits.size(-1));
+    }
+
+    /** Cross-entropy over only the first {@code validClasses} columns (the rest are vocabulary padding). */
+    public static Tensor crossEntropy(Tensor logits, int[] targets, int validClasses) {
+        return CrossEntropyOps.crossEntropy(logits, targets, validClasses);
+    }
 
     public static Tensor reshape(Tensor x, int... shape) { return ShapeOps.reshape(x, shape); }
 

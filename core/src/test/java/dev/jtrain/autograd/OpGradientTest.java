@@ -48,6 +48,8 @@ class OpGradientTest {
         GradCheck.check(in -> F.embedding(in[0], ids, 2, 3), randn(5, 8));
         int[] targets = {2, 0, -1, 6, 1};
         GradCheck.check(in -> F.crossEntropy(in[0], targets), randn(5, 7));
+        int[] inVocab = {2, 0, -1, 4, 1};
+        GradCheck.check(in -> F.crossEntropy(in[0], inVocab, 5), randn(5, 7)); // 2 padding columns
     }
 
     @Test

@@ -77,7 +77,7 @@ public final class Gpt extends Module {
     /** Mean cross-entropy of next-token prediction; targets (B·T), negative ids ignored. */
     public Tensor loss(int[] idx, int[] targets, int batch, int time) {
         Tensor logits = forward(idx, batch, time);
-        return F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets);
+        return F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets, config.vocabSize());
     }
 
     /**

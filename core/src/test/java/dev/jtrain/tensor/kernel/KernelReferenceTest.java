@@ -98,8 +98,8 @@ class KernelReferenceTest {
         float[] z = randn(rows * cols);
         int[] t = {0, cols - 1, -1, cols / 2};
         float[] lse = new float[rows], loss = new float[rows], dz = new float[rows * cols];
-        CrossEntropyKernel.forward(z, 0, t, rows, cols, lse, loss);
-        CrossEntropyKernel.backward(z, 0, t, lse, 0.25f, rows, cols, dz, 0);
+        CrossEntropyKernel.forward(z, 0, t, rows, cols, cols, lse, loss);
+        CrossEntropyKernel.backward(z, 0, t, lse, 0.25f, rows, cols, cols, dz, 0);
         for (int r = 0; r < rows; r++) {
             double max = Double.NEGATIVE_INFINITY, s = 0;
             for (int c = 0; c < cols; c++) max = Math.max(max, z[r * cols + c]);

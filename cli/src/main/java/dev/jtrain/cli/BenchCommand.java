@@ -1,0 +1,7 @@
+package dev.jtrain.cli;
+
+import picocli.CommandLine.Command;
+
+/** {@code jtrain bench}: micro-benchmarks that print figures comparable with the peers'. */
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks (matmul, comm).")
+final class BenchCommand {}

@@ -1,0 +1,15 @@
+package dev.jtrain.train;
+
+/**
+ * Per-step measurements, written as one JSON line each.
+ *
+ * @param stepMs    wall time of the whole optimizer step
+ * @param computeMs forward + backward
+ * @param commMs    time waiting on collectives that did not overlap compute (0 in one process)
+ * @param optimMs   clipping + optimizer update
+ * @param dataMs    batch fetching
+ * @param mfu       model FLOPs utilisation, fraction of peak
+ */
+public record StepMetrics(int step, float loss, float lr, float gradNorm, double tokensPerSecond, double mfu,
+                          double stepMs, double computeMs, double commMs, double optimMs, double dataMs,
+                          long savedActivationBytes, double elapsedSeconds) {}

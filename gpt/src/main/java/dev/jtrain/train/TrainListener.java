@@ -1,0 +1,8 @@
+package dev.jtrain.train;
+
+/** Receives progress from the {@link Trainer}; the CLI renders a progress bar and writes JSONL from it. */
+public interface TrainListener {
+    default void onStep(StepMetrics m) {}
+
+    default void onEval(EvalMetrics m) {}
+}

@@ -1,0 +1,115 @@
+package dev.jtrain.gpt;
+
+import dev.jtrain.autograd.SavedMemory;
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.AdamW;
+import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.Tensor;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+class GptTest {
+    private static final GptConfig TINY = new GptConfig(2, 2, 16, 8, 50, 0f, true);
+
+    private static int[] randomIds(Rng rng, int n, int vocab) {
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) ids[i] = rng.nextInt(vocab);
+        return ids;
+    }
+
+    @Test
+    void parametersHaveNanoGptNamesAndVocabIsPadded() {
+        Gpt m = new Gpt(TINY, 1);
+        assertThat(TINY.paddedVocabSize()).isEqualTo(64);
+        assertThat(m.namedParameters().keySet()).startsWith("transformer.wte.weight", "transformer.wpe.weight",
+                "transformer.h.0.ln_1.weight", "transformer.h.0.ln_1.bias", "transformer.h.0.attn.c_attn.weight");
+        assertThat(m.namedParameters()).containsKey("transformer.h.1.mlp.c_proj.bias").containsKey("transformer.ln_f.weight")
+                .doesNotContainKey("lm_head.weight");
+        assertThat(m.namedParameters().get("transformer.h.0.attn.c_attn.weight").shape()).containsExactly(48, 16);
+    }
+
+    /** Whole-model backward against central differences on sampled parameter entries. */
+    @Test
+    void wholeModelGradientsMatchFiniteDifferences() {
+        Gpt m = new Gpt(TINY, 2);
+        Rng rng = new Rng(3);
+        int[] x = randomIds(rng, 2 * 8, 50), y = randomIds(rng, 2 * 8, 50);
+        m.loss(x, y, 2, 8).backward();
+        for (String name : List.of("transformer.wte.weight", "transformer.h.0.attn.c_attn.weight", "transformer.h.1.mlp.c_fc.bias",
+                "transformer.h.0.ln_1.weight", "transformer.ln_f.bias", "transformer.wpe.weight")) {
+            Tensor p = m.namedParameters().get(name);
+            float[] g = p.grad().toArray();
+            for (int j = 0; j < p.numel(); j += Math.max(1, p.numel() / 7)) {
+                int idx = p.offset() + j;
+                float orig = p.data()[idx];
+                float h = 1e-2f;
+                p.data()[idx] = orig + h;
+                double lp = m.loss(x, y, 2, 8).item();
+                p.data()[idx] = orig - h;
+                double lm = m.loss(x, y, 2, 8).item();
+                p.data()[idx] = orig;
+                double num = (lp - lm) / (2 * h);
+                assertThat((double) g[j]).as("%s[%d]", name, j).isCloseTo(num, within(3e-3 + 3e-2 * Math.abs(num)));
+            }
+        }
+    }
+
+    @Test
+    void activationCheckpointingGivesIdenticalGradientsWithLessSavedMemory() {
+        GptConfig cfg = new GptConfig(3, 2, 32, 16, 64, 0.1f, true);
+        Rng rng = new Rng(5);
+        int[] x = randomIds(rng, 4 * 16, 64), y = randomIds(rng, 4 * 16, 64);
+        List<float[]> grads = new ArrayList<>();
+        long[] peak = new long[2];
+        float[] losses = new float[2];
+        for (int run = 0; run < 2; run++) {
+            Gpt m = new Gpt(cfg, 9);
+            FlatParameters flat = FlatParameters.of(m);
+            m.setActivationCheckpointing(run == 1);
+            SavedMemory.resetPeak();
+            long base = SavedMemory.liveBytes();
+            Tensor loss = m.loss(x, y, 4, 16);
+            peak[run] = SavedMemory.peakBytes() - base;
+            losses[run] = loss.item();
+            loss.backward();
+            grads.add(flat.grad().clone());
+        }
+        assertThat(losses[1]).isEqualTo(losses[0]);
+        assertThat(grads.get(1)).containsExactly(grads.get(0));
+        assertThat(peak[1]).isLessThan(peak[0] / 2);
+    }
+
+    @Test
+    void overfitsOneBatch() {
+        Gpt m = new Gpt(TINY, 4);
+        FlatParameters flat = FlatParameters.of(m);
+        AdamW opt = new AdamW(flat, new AdamW.Options(0.9f, 0.95f, 1e-8f, 0f));
+        Rng rng = new Rng(6);
+        int[] x = randomIds(rng, 4 * 8, 50), y = randomIds(rng, 4 * 8, 50);
+        float first = 0, last = 0;
+        for (int step = 0; step < 60; step++) {
+            flat.zeroGrad();
+            Tensor loss = m.loss(x, y, 4, 8);
+            if (step == 0) first = loss.item();
+            last = loss.item();
+            loss.backward();
+            opt.step(1e-2f);
+        }
+        assertThat(first).isCloseTo((float) Math.log(50), within(0.3f)); // padding columns are outside the softmax
+        assertThat(last).isLessThan(first * 0.3f);
+    }
+
+    @Test
+    void generateIsDeterministicForASeedAndStaysInVocabulary() {
+        Gpt m = new Gpt(TINY, 4);
+        int[] a = m.generate(new int[]{1, 2, 3}, 20, 0.8f, 5, new Rng(1));
+        int[] b = m.generate(new int[]{1, 2, 3}, 20, 0.8f, 5, new Rng(1));
+        assertThat(a).containsExactly(b).hasSize(23);
+        for (int id : a) assertThat(id).isBetween(0, TINY.vocabSize() - 1);
+    }
+}
