@@ -116,7 +116,9 @@ final class GroupEngine implements AutoCloseable {
         } catch (RuntimeException e) {
             dog.cancel(false);
             CommException wrapped = wrap(w.description(), e, collective);
-            if (w.fail(wrapped) && collective && broken == null) broken = wrapped;
+            // mark the group broken before completing the Work, so a waiter that issues more work sees it
+            if (collective && broken == null && !w.isCompleted()) broken = wrapped;
+            w.fail(wrapped);
         }
     }
 
@@ -125,7 +127,8 @@ final class GroupEngine implements AutoCloseable {
         String peer = c != null && c.lastPeer() >= 0 ? " (waiting on peer rank " + c.lastPeer() + ")" : "";
         CommTimeoutException e = new CommTimeoutException(w.description() + ": did not complete within timeoutMs="
                 + timeoutMs + peer + "; a rank is hung, died, or did not issue this operation");
-        if (w.fail(e) && collective && broken == null) broken = e;
+        if (collective && broken == null && !w.isCompleted()) broken = e;
+        w.fail(e);
     }
 
     private CommException wrap(String description, RuntimeException e, boolean collective) {

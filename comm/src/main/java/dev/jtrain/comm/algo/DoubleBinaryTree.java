@@ -5,8 +5,8 @@ package dev.jtrain.comm.algo;
  * algorithms for full bandwidth broadcast, reduction and scan"). Tree A is an in-order tree over ranks: a rank
  * with lowest set bit b has children r ± b/2 and its parent one level up; rank 0 is the root with the single child
  * highestOneBit(p-1). In tree A odd ranks are leaves. Tree B is tree A on relabelled ranks — mirrored (r → p-1-r)
- * when p is odd, shifted by one (r → r+1) when p is even — so that the leaves of A are the interior of B: every
- * rank is interior in at most one tree and the two trees together use each rank's links about evenly.
+ * when p is even, shifted by one (r → r+1) when p is odd; both flip parity, so the leaves of A are the interior of B
+ * and (but for at most one rank where the shift wraps) every rank is interior in at most one tree.
  *
  * <p>Iterative (no recursion); {@code -1} means "none".
  */
@@ -21,9 +21,9 @@ public final class DoubleBinaryTree {
         return n;
     }
 
-    private static int toB(int r, int p) { return p % 2 == 1 ? p - 1 - r : (r + 1) % p; }
+    private static int toB(int r, int p) { return p % 2 == 0 ? p - 1 - r : (r + 1) % p; }
 
-    private static int fromB(int i, int p) { return p % 2 == 1 ? p - 1 - i : (i - 1 + p) % p; }
+    private static int fromB(int i, int p) { return p % 2 == 0 ? p - 1 - i : (i - 1 + p) % p; }
 
     private static int[] indexNode(int idx, int p) {
         if (idx == 0) return new int[] {-1, p > 1 ? Integer.highestOneBit(p - 1) : -1, -1};

@@ -1,0 +1,70 @@
+package dev.jtrain.comm;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class AsyncCollectivesTest {
+    @Test
+    @Timeout(30)
+    void severalInFlightCompleteInIssueOrderWhileTheCallerIsFree() throws Exception {
+        int ops = 6, n = 1 << 16;
+        CountDownLatch rank0Issued = new CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            float[][] bufs = new float[ops][n];
+            for (int k = 0; k < ops; k++) java.util.Arrays.fill(bufs[k], k + 10 * g.rank());
+            if (g.rank() == 1) assertThat(rank0Issued.await(10, TimeUnit.SECONDS)).isTrue();
+            List<Integer> completed = Collections.synchronizedList(new ArrayList<>());
+            List<Work> works = new ArrayList<>();
+            long t0 = System.nanoTime();
+            for (int k = 0; k < ops; k++) {
+                int idx = k;
+                Work w = g.allReduceAsync(bufs[k], 0, n, ReduceOp.SUM);
+                w.future().thenRun(() -> completed.add(idx));
+                works.add(w);
+            }
+            long issueMs = (System.nanoTime() - t0) / 1_000_000;
+            if (g.rank() == 0) {
+                // rank 1 has not issued anything yet: nothing can have completed, and issuing did not block
+                assertThat(works).noneMatch(Work::isCompleted);
+                assertThat(issueMs).as("issuing %d async all-reduces took %d ms", ops, issueMs).isLessThan(1000);
+                rank0Issued.countDown();
+            }
+            for (Work w : works) w.waitFor();
+            assertThat(works).allMatch(Work::isSuccess);
+            for (int k = 0; k < ops; k++) assertThat(bufs[k][n - 1]).isEqualTo(2 * k + 10f);
+            // callbacks run on the completing thread in completion order
+            Thread.sleep(20);
+            assertThat(completed).containsExactly(0, 1, 2, 3, 4, 5);
+        });
+    }
+
+    @Test
+    @Timeout(30)
+    void waitingOnTheCommunicationThreadIsRefused() throws Exception {
+        LocalRanks.run(1, LocalRanks.options(), 5_000, g -> {
+            float[] a = new float[4];
+            Work first = g.allReduceAsync(a, 0, 4, ReduceOp.SUM);
+            java.util.concurrent.CompletableFuture<Throwable> seen = new java.util.concurrent.CompletableFuture<>();
+            // a callback that completes on the comm thread and tries to block on later work there
+            first.future().thenRun(() -> {
+                Work second = g.barrierAsync();
+                try {
+                    second.waitFor();
+                    seen.complete(null);
+                } catch (Throwable t) {
+                    seen.complete(t);
+                }
+            });
+            Throwable t = seen.get(10, TimeUnit.SECONDS);
+            if (t != null) assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining("deadlock");
+        });
+    }
+}

@@ -1,0 +1,83 @@
+package dev.jtrain.comm;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class FailureReportingTest {
+    @Test
+    @Timeout(30)
+    void aRankThatNeverJoinsMakesTheOthersFailWithATimeoutNamingOpAndSequence() throws Exception {
+        long timeoutMs = 1000;
+        CountDownLatch othersDone = new CountDownLatch(2);
+        LocalRanks.run(3, LocalRanks.options().withTimeoutMs(timeoutMs), timeoutMs, g -> {
+            float[] a = new float[1000];
+            g.allReduce(a, 0, 1000, ReduceOp.SUM); // #1 all join
+            if (g.rank() == 2) {
+                assertThat(othersDone.await(20, TimeUnit.SECONDS)).isTrue(); // stays alive, never issues #2
+                return;
+            }
+            long t0 = System.nanoTime();
+            Work w = g.allReduceAsync(a, 0, 1000, ReduceOp.SUM);
+            assertThatThrownBy(w::waitFor).isInstanceOf(CommTimeoutException.class)
+                    .hasMessageContaining("rank " + g.rank()).hasMessageContaining("allReduce #2");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertThat(ms).isBetween(timeoutMs / 2, timeoutMs + 1500);
+            assertThat(w.exception()).isInstanceOf(CommTimeoutException.class);
+            // the group is out of step now: later work fails fast and says why
+            Work next = g.barrierAsync();
+            assertThatThrownBy(next::waitFor).isInstanceOf(CommException.class).hasMessageContaining("unusable")
+                    .hasMessageContaining("barrier #3");
+            othersDone.countDown();
+        });
+    }
+
+    @Test
+    @Timeout(30)
+    void mismatchedCollectivesAreReportedWithBothSidesInDebugMode() throws Exception {
+        LocalRanks.run(3, LocalRanks.options().withDebugDetail(true), 10_000, g -> {
+            MemorySegment buf = MemorySegment.ofArray(new float[10]);
+            Work w = g.rank() == 2 ? g.broadcastAsync(buf, 10, DType.FLOAT32, 0) : g.allReduceAsync(buf, 10, DType.FLOAT32, ReduceOp.SUM);
+            assertThatThrownBy(w::waitFor).isInstanceOf(CollectiveMismatchException.class)
+                    .hasMessageContaining("this rank (" + g.rank() + ") called " + (g.rank() == 2 ? "broadcast #1" : "allReduce #1"))
+                    .hasMessageContaining(g.rank() == 2 ? "rank 0 called allReduce #1 (count=10 dtype=FLOAT32 op=SUM)"
+                            : "rank 2 called broadcast #1 (count=10 dtype=FLOAT32 root=0)");
+            // a count mismatch is caught the same way
+            long count = g.rank() == 1 ? 12 : 10;
+            Work c = g.allReduceAsync(MemorySegment.ofArray(new float[12]), count, DType.FLOAT32, ReduceOp.MAX);
+            assertThatThrownBy(c::waitFor).isInstanceOf(CollectiveMismatchException.class).hasMessageContaining("count=12")
+                    .hasMessageContaining("count=10");
+            // every rank stopped at the same point, so the group is still usable
+            float[] ok = {1};
+            g.allReduce(ok, 0, 1, ReduceOp.SUM);
+            assertThat(ok[0]).isEqualTo(3f);
+        });
+    }
+
+    @Test
+    @Timeout(30)
+    void aBufferTouchedWhileQueuedFailsOnlyThatWork() throws Exception {
+        CountDownLatch touched = new CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options().withDebugDetail(true), 10_000, g -> {
+            float[] first = new float[64], second = new float[64];
+            if (g.rank() == 1) assertThat(touched.await(10, TimeUnit.SECONDS)).isTrue();
+            Work w1 = g.allReduceAsync(first, 0, 64, ReduceOp.SUM);
+            Work w2 = g.allReduceAsync(second, 0, 64, ReduceOp.SUM);
+            if (g.rank() == 0) {
+                second[7] = 1; // w2 cannot have started: rank 1 has not issued w1 yet
+                touched.countDown();
+                assertThatThrownBy(w2::waitFor).isInstanceOf(BufferModifiedException.class)
+                        .hasMessageContaining("rank 0 allReduce #2").hasMessageContaining("must not touch");
+            } else {
+                w2.waitFor();
+            }
+            w1.waitFor();
+        });
+    }
+}
