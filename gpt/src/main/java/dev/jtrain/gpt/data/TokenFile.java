@@ -58,7 +58,7 @@ public final class TokenFile implements Tokens, AutoCloseable {
             long size = ch.size();
             if (size % BYTES_PER_TOKEN != 0)
                 throw new IllegalArgumentException("token file has an odd size, not uint16 tokens: file=" + path + ", bytes=" + size);
-            MemorySegment seg = size == 0 ? MemorySegment.NULL.reinterpret(0) : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            MemorySegment seg = size == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
             return new TokenFile(path, arena, seg);
         } catch (IOException e) {
             arena.close();
