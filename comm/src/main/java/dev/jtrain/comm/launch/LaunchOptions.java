@@ -1,0 +1,43 @@
+package dev.jtrain.comm.launch;
+
+import java.util.List;
+
+/**
+ * What {@link Launcher} starts, validated once.
+ *
+ * @param nprocPerNode   processes on this node
+ * @param nnodes         nodes in the job
+ * @param nodeRank       this node's index; node 0 hosts the store
+ * @param masterAddr     host of node 0 (store address)
+ * @param masterPort     store port; 0 on a single node picks a free one
+ * @param maxRestarts    how many times the whole group is restarted after a failure (torchrun --max-restarts)
+ * @param jobToken       secret for the store and transports; {@code null} takes env JTRAIN_JOB_TOKEN or, on a single
+ *                       node, a fresh random one
+ * @param stopGraceMs    how long surviving ranks get to exit after SIGTERM before they are killed
+ * @param command        the program to run on every rank
+ */
+public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
+                            String jobToken, long stopGraceMs, List<String> command) {
+    public LaunchOptions {
+        if (nprocPerNode < 1) throw new RendezvousConfigException("--nproc-per-node must be >= 1: " + nprocPerNode);
+        if (nnodes < 1) throw new RendezvousConfigException("--nnodes must be >= 1: " + nnodes);
+        if (nodeRank < 0 || nodeRank >= nnodes) {
+            throw new RendezvousConfigException("--node-rank must be in [0, " + (nnodes - 1) + "]: " + nodeRank);
+        }
+        if (masterAddr == null || masterAddr.isBlank()) masterAddr = "127.0.0.1";
+        if (masterPort < 0 || masterPort > 65535) throw new RendezvousConfigException("--master-port out of range: " + masterPort);
+        if (nnodes > 1 && masterPort == 0) {
+            throw new RendezvousConfigException("--master-port is required with --nnodes > 1 (every node must dial the same port)");
+        }
+        if (maxRestarts < 0) throw new RendezvousConfigException("--max-restarts must be >= 0: " + maxRestarts);
+        if (jobToken == null || jobToken.isEmpty()) jobToken = System.getenv(RendezvousEnv.JOB_TOKEN);
+        if ((jobToken == null || jobToken.isEmpty()) && nnodes > 1) {
+            throw new RendezvousConfigException("set " + RendezvousEnv.JOB_TOKEN + " to the same secret on every node for a multi-node job");
+        }
+        if (stopGraceMs <= 0) stopGraceMs = 5_000;
+        if (command == null || command.isEmpty()) throw new RendezvousConfigException("no command to launch: jtrain launch ... -- COMMAND ARGS");
+        command = List.copyOf(command);
+    }
+
+    public int worldSize() { return nprocPerNode * nnodes; }
+}

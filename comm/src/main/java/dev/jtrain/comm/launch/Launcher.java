@@ -1,0 +1,204 @@
+package dev.jtrain.comm.launch;
+
+import dev.jtrain.comm.store.StoreFrameDescriptor;
+import dev.jtrain.comm.store.TcpStoreServer;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts {@code nprocPerNode} copies of a command with the rendezvous environment, like torchrun: prefixes each
+ * output line with {@code [rank N]}, hosts the store on node 0 (a free port when none is given), and when a rank
+ * fails stops the others and reports the failing rank's exit status and its last error lines. With
+ * {@code maxRestarts > 0} the whole group is restarted after a failure; each attempt sees
+ * {@code JTRAIN_RESTART_COUNT} and a fresh store prefix.
+ *
+ * <p>Multi-node: each node runs its own launcher; restarts are per node (no cross-node agreement yet).
+ *
+ * <p>Threading: {@link #run} blocks the caller; two daemon threads per child copy its output.
+ */
+public final class Launcher {
+    static final int LAST_LINES = 20;
+
+    private final LaunchOptions options;
+    private final PrintStream out;
+    private final Map<String, String> extraEnv;
+
+    public Launcher(LaunchOptions options, PrintStream out) { this(options, out, Map.of()); }
+
+    /** {@code extraEnv} is added to every child's environment (tests use it). */
+    public Launcher(LaunchOptions options, PrintStream out, Map<String, String> extraEnv) {
+        this.options = options;
+        this.out = out;
+        this.extraEnv = Map.copyOf(extraEnv);
+    }
+
+    /** One started rank: its process and the tail of its error output. */
+    private record Child(int rank, Process process, Deque<String> lastErrLines, List<Thread> pumps) { }
+
+    /** Runs the job to the end; returns 0, or the exit status of the first rank that failed in the last attempt. */
+    public int run() {
+        String token = options.jobToken() != null ? options.jobToken() : HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
+        TcpStoreServer server = null;
+        if (options.nodeRank() == 0) {
+            String bind = options.nnodes() > 1 ? "0.0.0.0" : options.masterAddr();
+            server = new TcpStoreServer(bind, options.masterPort(), token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
+        }
+        int port = server != null ? server.port() : options.masterPort();
+        List<Child> running = new ArrayList<>();
+        Thread hook = Thread.ofPlatform().unstarted(() -> running.forEach(c -> c.process().destroyForcibly()));
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            for (int attempt = 0; ; attempt++) {
+                running.clear();
+                running.addAll(start(token, port, attempt));
+                int status = supervise(running);
+                if (status == 0) return 0;
+                if (attempt >= options.maxRestarts()) return status;
+                out.printf("[launcher] restarting the group (restart %d of %d)%n", attempt + 1, options.maxRestarts());
+            }
+        } finally {
+            running.forEach(c -> c.process().destroyForcibly());
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running already
+            }
+            if (server != null) server.close();
+        }
+    }
+
+    private List<Child> start(String token, int port, int attempt) {
+        List<Child> children = new ArrayList<>();
+        for (int local = 0; local < options.nprocPerNode(); local++) {
+            int rank = options.nodeRank() * options.nprocPerNode() + local;
+            ProcessBuilder pb = new ProcessBuilder(options.command());
+            Map<String, String> env = pb.environment();
+            env.putAll(extraEnv);
+            env.put(RendezvousEnv.RANK, Integer.toString(rank));
+            env.put(RendezvousEnv.WORLD_SIZE, Integer.toString(options.worldSize()));
+            env.put(RendezvousEnv.LOCAL_RANK, Integer.toString(local));
+            env.put(RendezvousEnv.LOCAL_WORLD_SIZE, Integer.toString(options.nprocPerNode()));
+            env.put(RendezvousEnv.MASTER_ADDR, options.masterAddr());
+            env.put(RendezvousEnv.MASTER_PORT, Integer.toString(port));
+            env.put(RendezvousEnv.JOB_TOKEN, token);
+            env.put(RendezvousEnv.STORE_IN_LAUNCHER, "1");
+            env.put(RendezvousEnv.RESTART_COUNT, Integer.toString(attempt));
+            try {
+                Process p = pb.start();
+                Deque<String> tail = new ArrayDeque<>();
+                List<Thread> pumps = List.of(pump(p.getInputStream(), rank, null), pump(p.getErrorStream(), rank, tail));
+                children.add(new Child(rank, p, tail, pumps));
+            } catch (IOException e) {
+                children.forEach(c -> c.process().destroyForcibly());
+                throw new RendezvousConfigException("could not start rank " + rank + " command " + options.command() + ": " + e.getMessage(), e);
+            }
+        }
+        return children;
+    }
+
+    /** Copies a child's stream line by line with its rank prefix, keeping the last lines of stderr. */
+    private Thread pump(InputStream in, int rank, Deque<String> tail) {
+        String prefix = "[rank " + rank + "] ";
+        return Thread.ofPlatform().daemon().name("jtrain-launch-pump-" + rank).start(() -> {
+            try (var r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    synchronized (out) {
+                        out.println(prefix + line);
+                    }
+                    if (tail != null) {
+                        synchronized (tail) {
+                            tail.addLast(line);
+                            if (tail.size() > LAST_LINES) tail.removeFirst();
+                        }
+                    }
+                }
+            } catch (IOException ignored) {
+                // the child is gone
+            }
+        });
+    }
+
+    /** Waits for every rank; on the first failure stops the rest. Returns 0 or the failing rank's status. */
+    private int supervise(List<Child> children) {
+        List<Child> alive = new ArrayList<>(children);
+        while (!alive.isEmpty()) {
+            for (var it = alive.iterator(); it.hasNext(); ) {
+                Child c = it.next();
+                if (c.process().isAlive()) continue;
+                it.remove();
+                int status = c.process().exitValue();
+                if (status != 0) {
+                    stopAll(alive);
+                    drain(c);
+                    report(c, status);
+                    return status;
+                }
+            }
+            try {
+                children.getFirst().process().waitFor(20, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stopAll(alive);
+                return 130;
+            }
+        }
+        children.forEach(this::drain);
+        return 0;
+    }
+
+    private void stopAll(List<Child> others) {
+        others.forEach(o -> o.process().destroy()); // SIGTERM: let them run shutdown hooks
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.stopGraceMs());
+        for (Child o : others) {
+            try {
+                long left = until - System.nanoTime();
+                if (left <= 0 || !o.process().waitFor(left, TimeUnit.NANOSECONDS)) o.process().destroyForcibly().waitFor(2, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                o.process().destroyForcibly();
+            }
+        }
+        others.forEach(this::drain);
+    }
+
+    private void drain(Child c) {
+        for (Thread t : c.pumps()) {
+            try {
+                t.join(2_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void report(Child c, int status) {
+        List<String> lines;
+        synchronized (c.lastErrLines()) {
+            lines = List.copyOf(c.lastErrLines());
+        }
+        synchronized (out) {
+            out.printf("[launcher] rank %d failed with exit status %d%s; stopped the other ranks%n", c.rank(), status,
+                    status > 128 ? " (signal " + (status - 128) + ")" : "");
+            if (lines.isEmpty()) {
+                out.printf("[launcher] rank %d wrote nothing to stderr%n", c.rank());
+            } else {
+                out.printf("[launcher] last %d stderr lines of rank %d:%n", lines.size(), c.rank());
+                for (String l : lines) out.println("[launcher]   " + l);
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package dev.jtrain.comm.launch;
+
+/** Names of the environment variables the launcher sets and {@link Rendezvous#fromEnv()} reads (torchrun's names). */
+public final class RendezvousEnv {
+    private RendezvousEnv() { }
+
+    public static final String RANK = "RANK";
+    public static final String WORLD_SIZE = "WORLD_SIZE";
+    public static final String LOCAL_RANK = "LOCAL_RANK";
+    public static final String LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE";
+    public static final String MASTER_ADDR = "MASTER_ADDR";
+    public static final String MASTER_PORT = "MASTER_PORT";
+    public static final String JOB_TOKEN = "JTRAIN_JOB_TOKEN";
+    /** "1" when the launcher hosts the store, so rank 0 must not (torchrun: TORCHELASTIC_USE_AGENT_STORE). */
+    public static final String STORE_IN_LAUNCHER = "JTRAIN_STORE_IN_LAUNCHER";
+    /** Which attempt of the group this is (0 first); store keys are prefixed with it so restarts start clean. */
+    public static final String RESTART_COUNT = "JTRAIN_RESTART_COUNT";
+    /** Rendezvous and default communication timeout in milliseconds. */
+    public static final String TIMEOUT_MS = "JTRAIN_TIMEOUT_MS";
+}

@@ -1,0 +1,74 @@
+package dev.jtrain.comm.launch;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The launcher against real child JVMs. */
+@Timeout(120)
+class LauncherTest {
+    private static String run(LaunchOptions o, int[] status) {
+        var bytes = new ByteArrayOutputStream();
+        try (var ps = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
+            status[0] = new Launcher(o, ps, Map.of(RendezvousEnv.TIMEOUT_MS, "30000")).run();
+        }
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        System.out.println(out);
+        return out;
+    }
+
+    private static LaunchOptions opts(int n, int maxRestarts, String... args) {
+        return new LaunchOptions(n, 1, 0, "127.0.0.1", 0, maxRestarts, null, 2_000, JvmRanks.workerCommand(args));
+    }
+
+    @Test
+    void ranksMeetThroughTheLauncherStoreAndOutputIsPrefixed() {
+        int[] status = new int[1];
+        String out = run(opts(2, 0, "hello"), status);
+        assertThat(status[0]).isZero();
+        assertThat(out).contains("[rank 0] hello from rank 0 of 2 local 0").contains("[rank 1] hello from rank 1 of 2 local 1");
+    }
+
+    @Test
+    void aFailingRankStopsTheOthersAndItsStatusAndLastLinesAreReported() {
+        int[] status = new int[1];
+        long t0 = System.nanoTime();
+        String out = run(opts(3, 0, "fail"), status);
+        assertThat(status[0]).isEqualTo(3);
+        assertThat((System.nanoTime() - t0) / 1e9).as("others were stopped, not waited for").isLessThan(30.0);
+        assertThat(out).contains("[launcher] rank 1 failed with exit status 3")
+                .contains("[launcher]   boom: simulated failure in rank 1");
+    }
+
+    @Test
+    void maxRestartsRestartsTheWholeGroupWithAFreshAttempt() {
+        int[] status = new int[1];
+        String out = run(opts(2, 1, "fail-first-attempt"), status);
+        assertThat(status[0]).isZero();
+        assertThat(out).contains("restarting the group (restart 1 of 1)").contains("[rank 0] attempt 1 ok").contains("[rank 1] attempt 1 ok");
+    }
+
+    @Test
+    void rendezvousNamesTheMissingOrInvalidVariable() {
+        Map<String, String> env = new HashMap<>(Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR", "127.0.0.1", "JTRAIN_JOB_TOKEN", "t"));
+        assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("MASTER_PORT");
+        env.put("MASTER_PORT", "70000");
+        assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("MASTER_PORT=70000");
+        env.put("MASTER_PORT", "29500");
+        env.put("RANK", "2");
+        assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("RANK=2");
+        env.put("RANK", "x");
+        assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("RANK='x'");
+        assertThatThrownBy(() -> new LaunchOptions(2, 2, 0, "h", 0, 0, "t", 0, List.of("x")))
+                .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("--master-port");
+    }
+}

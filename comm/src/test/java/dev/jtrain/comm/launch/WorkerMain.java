@@ -1,0 +1,119 @@
+package dev.jtrain.comm.launch;
+
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.TransportOptions;
+import dev.jtrain.comm.transport.Transports;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A rank program for tests and measurements that run real JVMs: {@code WorkerMain MODE [args]}, rendezvous from
+ * the environment. Modes: hello, fail, fail-first-attempt, ring KIND BYTES, victim KIND, bench KIND BYTES ITERS.
+ */
+public final class WorkerMain {
+    private WorkerMain() { }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        try (Rendezvous rv = Rendezvous.fromEnv()) {
+            switch (mode) {
+                case "hello" -> {
+                    barrier(rv, "hello");
+                    System.out.println("hello from rank " + rv.rank() + " of " + rv.worldSize() + " local " + rv.localRank());
+                }
+                case "fail" -> {
+                    barrier(rv, "fail");
+                    if (rv.rank() == 1) {
+                        System.err.println("about to fail");
+                        System.err.println("boom: simulated failure in rank 1");
+                        System.exit(3);
+                    }
+                    Thread.sleep(60_000);
+                }
+                case "fail-first-attempt" -> {
+                    if (rv.restartCount() == 0 && rv.rank() == 1) System.exit(5);
+                    barrier(rv, "again");
+                    System.out.println("attempt " + rv.restartCount() + " ok");
+                }
+                case "ring" -> ring(rv, args[1], Long.parseLong(args[2]));
+                case "victim" -> victim(rv, args[1]);
+                case "bench" -> bench(rv, args[1], Long.parseLong(args[2]), Integer.parseInt(args[3]));
+                default -> throw new IllegalArgumentException("unknown mode " + mode);
+            }
+        }
+        System.exit(0); // also ends the rank that hosts nothing but waits on nothing
+    }
+
+    private static void barrier(Rendezvous rv, String name) {
+        rv.store().set(name + "/" + rv.rank(), new byte[]{1});
+        List<String> keys = new ArrayList<>();
+        for (int r = 0; r < rv.worldSize(); r++) keys.add(name + "/" + r);
+        rv.store().wait(keys, rv.timeoutMs());
+    }
+
+    private static Transport transport(Rendezvous rv, String kind) {
+        var o = new TransportOptions(kind, "w", rv.timeoutMs(), rv.jobToken(), null, null, 0);
+        return Transports.create(o, rv.store(), rv.rank(), rv.worldSize());
+    }
+
+    private static MemorySegment pattern(long bytes, int rank) {
+        MemorySegment m = Arena.ofAuto().allocate(bytes);
+        for (long i = 0; i + 8 <= bytes; i += 8) m.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 31 + rank);
+        return m;
+    }
+
+    private static void ring(Rendezvous rv, String kind, long bytes) {
+        int n = rv.worldSize(), r = rv.rank();
+        try (Transport t = transport(rv, kind)) {
+            MemorySegment dst = Arena.ofAuto().allocate(bytes);
+            t.sendRecv((r + 1) % n, pattern(bytes, r), (r + n - 1) % n, dst, 1);
+            if (dst.mismatch(pattern(bytes, (r + n - 1) % n)) != -1) throw new AssertionError("ring data mismatch at rank " + r);
+            barrier(rv, "ring-done");
+            System.out.println("ring ok " + t.linkKind((r + 1) % n));
+        }
+    }
+
+    /** Streams around the ring until a peer dies; survivors exit 42 after printing the CommException. */
+    private static void victim(Rendezvous rv, String kind) {
+        int n = rv.worldSize(), r = rv.rank();
+        try (Transport t = transport(rv, kind)) {
+            long bytes = 8L << 20;
+            MemorySegment src = pattern(bytes, r), dst = Arena.ofAuto().allocate(bytes);
+            for (int i = 0; ; i++) {
+                t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+                if (i == 0) {
+                    System.out.println("streaming");
+                    System.out.flush();
+                }
+            }
+        } catch (CommException e) {
+            System.out.println("CommException: " + e.getMessage());
+            System.out.flush();
+            System.exit(42);
+        }
+    }
+
+    /** 2 ranks exchange BYTES both ways ITERS times; rank 0 prints the per-direction bandwidth. */
+    private static void bench(Rendezvous rv, String kind, long bytes, int iters) {
+        int r = rv.rank(), peer = 1 - r;
+        try (Transport t = transport(rv, kind)) {
+            MemorySegment src = pattern(bytes, r), dst = Arena.ofAuto().allocate(bytes);
+            for (int i = 0; i < 3; i++) t.sendRecv(peer, src, peer, dst, 1);
+            barrier(rv, "bench-start");
+            long t0 = System.nanoTime();
+            for (int i = 0; i < iters; i++) t.sendRecv(peer, src, peer, dst, 1);
+            double s = (System.nanoTime() - t0) / 1e9;
+            if (dst.mismatch(pattern(bytes, peer)) != -1) throw new AssertionError("bench data mismatch");
+            barrier(rv, "bench-done");
+            if (r == 0) {
+                System.out.printf("bench %s bytes=%d iters=%d: %.2f GB/s per direction (sendRecv, both directions at once), %.1f us per exchange%n",
+                        kind, bytes, iters, bytes * (double) iters / s / 1e9, s / iters * 1e6);
+            }
+        }
+    }
+}
