@@ -1,0 +1,110 @@
+package dev.jtrain.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jtrain.autograd.SavedMemory;
+import dev.jtrain.gpt.Gpt;
+import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.GradClip;
+import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Parallel;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jtrain bench train}: training-step throughput of a preset's model on a fixed random batch (the same
+ * protocol as the PyTorch peer's gpt_bench.py: warm-up steps, then the median of timed steps of
+ * zero_grad + forward + backward + AdamW), plus the peak activation memory held for backward. With
+ * {@code --compare-checkpointing} it runs with and without activation checkpointing and reports both.
+ */
+@Command(name = "train", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Training-step throughput (tokens/s, MFU) and activation memory of a preset's model on random tokens.")
+final class BenchTrainCommand implements Callable<Integer> {
+    @Option(names = "--preset", defaultValue = "small", description = "Preset (default: ${DEFAULT-VALUE}).") String preset;
+    @Option(names = "--steps", defaultValue = "10") int steps;
+    @Option(names = "--warmup", defaultValue = "3") int warmup;
+    @Option(names = "--threads") Integer threads;
+    @Option(names = "--vocab", description = "Vocabulary size (default: the preset tokenizer's).") Integer vocab;
+    @Option(names = "--batch-size") Integer batchSize;
+    @Option(names = "--activation-checkpointing") boolean ckpt;
+    @Option(names = "--compare-checkpointing", description = "Run without and with activation checkpointing.") boolean compare;
+    @Option(names = "--peak-gflops") Double peakGflops;
+    @Option(names = "--json") boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        if (threads != null) Parallel.setThreads(threads);
+        TrainSettings s = TrainSettings.load(preset);
+        if (batchSize != null) s.batchSize = batchSize;
+        int v = vocab != null ? vocab : dev.jtrain.gpt.data.Tokenizers.byName(s.tokenizer).vocabSize();
+        GptConfig cfg = s.modelConfig(v);
+        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        if (compare || !ckpt) rows.add(run(cfg, s.batchSize, false, peak));
+        if (compare || ckpt) rows.add(run(cfg, s.batchSize, true, peak));
+        if (json) {
+            System.out.println(new ObjectMapper().writeValueAsString(rows.size() == 1 ? rows.get(0) : rows));
+        } else {
+            System.out.printf("GPT L=%d H=%d D=%d T=%d vocab=%d batch=%d threads=%d peak=%.1f GFLOP/s%n", cfg.nLayer(), cfg.nHead(),
+                    cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), s.batchSize, Parallel.threads(), peak / 1e9);
+            for (var r : rows)
+                System.out.printf("  checkpointing=%-5s step median %.1f ms -> %,.0f tokens/s, MFU %.1f%%, activations held %.1f MiB%n",
+                        r.get("activationCheckpointing"), r.get("stepMs"), r.get("tokensPerSecond"), 100 * (double) r.get("mfu"),
+                        (long) r.get("activationBytes") / 1048576.0);
+            if (rows.size() == 2) {
+                double t0 = (double) rows.get(0).get("stepMs"), t1 = (double) rows.get(1).get("stepMs");
+                long m0 = (long) rows.get(0).get("activationBytes"), m1 = (long) rows.get(1).get("activationBytes");
+                System.out.printf("  activation checkpointing: %.0f%% less activation memory, %.0f%% longer steps%n",
+                        100.0 * (m0 - m1) / m0, 100.0 * (t1 - t0) / t0);
+            }
+        }
+        return 0;
+    }
+
+    private Map<String, Object> run(GptConfig cfg, int batch, boolean checkpointing, double peak) {
+        Gpt model = new Gpt(cfg, 0);
+        model.setActivationCheckpointing(checkpointing);
+        FlatParameters flat = FlatParameters.of(model);
+        AdamW opt = new AdamW(flat, AdamW.Options.gpt());
+        Rng rng = new Rng(0);
+        int t = cfg.blockSize(), n = batch * t;
+        int[] x = new int[n], y = new int[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = rng.nextInt(cfg.vocabSize());
+            y[i] = rng.nextInt(cfg.vocabSize());
+        }
+        double[] ms = new double[steps];
+        long activations = 0;
+        for (int i = 0; i < warmup + steps; i++) {
+            long t0 = System.nanoTime();
+            flat.zeroGrad();
+            SavedMemory.resetPeak();
+            long base = SavedMemory.liveBytes();
+            Tensor loss = model.loss(x, y, batch, t);
+            loss.backward();
+            activations = Math.max(activations, SavedMemory.peakBytes() - base);
+            GradClip.clipByGlobalNorm(flat.grad(), 1f);
+            opt.step(3e-4f);
+            if (i >= warmup) ms[i - warmup] = (System.nanoTime() - t0) / 1e6;
+        }
+        java.util.Arrays.sort(ms);
+        double median = ms[steps / 2];
+        double tokPerSec = n / (median / 1e3);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("activationCheckpointing", checkpointing);
+        r.put("stepMs", median);
+        r.put("tokensPerSecond", tokPerSec);
+        r.put("mfu", model.flopsPerToken(t) * tokPerSec / peak);
+        r.put("activationBytes", activations);
+        r.put("parameters", model.parameterCount());
+        return r;
+    }
+}
