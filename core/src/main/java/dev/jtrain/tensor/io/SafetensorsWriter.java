@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Collects named fp32 (and int32) arrays and writes them as one safetensors file (see {@link SafetensorsLayout}).
@@ -100,8 +101,9 @@ public final class SafetensorsWriter {
         Path tmp = null;
         try {
             Files.createDirectories(dir);
-            tmp = Files.createTempFile(dir, "." + abs.getFileName() + ".", ".tmp");
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            // not Files.createTempFile: that makes the file 0600, and the renamed checkpoint should get the usual umask
+            tmp = dir.resolve("." + abs.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 ByteBuffer buf = ByteBuffer.allocateDirect(Math.max(BUFFER_BYTES, 16 + headerBytes)).order(ByteOrder.LITTLE_ENDIAN);
                 buf.putLong(headerBytes).put(json);
                 for (int i = json.length; i < headerBytes; i++) buf.put((byte) ' ');

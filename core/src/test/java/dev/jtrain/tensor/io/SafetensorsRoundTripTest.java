@@ -90,6 +90,11 @@ class SafetensorsRoundTripTest {
         try (var list = Files.list(dir)) {
             assertThat(list.map(p -> p.getFileName().toString()).toList()).containsExactly("ckpt.safetensors");
         }
+        // same permissions as any file the user writes (umask), not a temp file's 0600
+        if (f.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Path plain = Files.writeString(dir.resolve("plain.txt"), "x");
+            assertThat(Files.getPosixFilePermissions(f)).isEqualTo(Files.getPosixFilePermissions(plain));
+        }
     }
 
     @Test
