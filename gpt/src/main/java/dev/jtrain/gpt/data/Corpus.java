@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,7 +37,8 @@ import java.util.stream.Stream;
  *
  * <p>Cache key: SHA-256 of the source's identity ({@link TextSource#fingerprint}: path, size, mtime),
  * tokenizer name, byte cap, file glob and val fraction. A build goes to a temporary directory that is
- * renamed into place only when complete, so an interrupted run leaves nothing that looks valid.
+ * renamed into place only when complete, so an interrupted run leaves nothing that looks valid. Concurrent
+ * callers (ranks as processes or threads) are serialized by a lock file per key: one builds, the rest reuse.
  *
  * <p>Tokenization of pieces runs on a small pool (ordered results, bounded in-flight work); reading and
  * writing stay on the calling thread.
@@ -47,6 +50,7 @@ public final class Corpus {
     /** Pieces of a long document are tokenized separately, cut at a newline, so memory stays bounded. */
     static final int PIECE_BYTES = 4 << 20;
     private static final JsonMapper JSON = new JsonMapper();
+    private static final ConcurrentHashMap<Path, Object> BUILD_LOCKS = new ConcurrentHashMap<>();
 
     private final Path dir;
     private final String tokenizer;
@@ -76,23 +80,39 @@ public final class Corpus {
             Path meta = dir.resolve(META_FILE);
             if (Files.isRegularFile(meta)) return new Corpus(dir, JSON.readTree(meta.toFile()), true);
             Files.createDirectories(options.cacheDir());
-            Path tmp = Files.createTempDirectory(options.cacheDir(), "." + dir.getFileName() + ".tmp-");
-            try {
-                ObjectNode m = build(options, source, tmp, progress);
-                m.put("cacheKey", key);
-                Files.write(tmp.resolve(META_FILE), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(m));
-                try {
-                    Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
-                } catch (IOException e) {
-                    if (!Files.isRegularFile(meta)) throw e;  // else another process finished the same corpus first
+            // Ranks of one job start together: one builds, the others wait for it instead of tokenizing the same
+            // text N times. A file lock orders processes; it is held per JVM, so threads (in-process ranks) also
+            // take a JVM-wide monitor first (FileChannel.lock would throw OverlappingFileLockException).
+            Path lockFile = options.cacheDir().resolve("." + dir.getFileName() + ".lock");
+            synchronized (BUILD_LOCKS.computeIfAbsent(lockFile.toAbsolutePath().normalize(), k -> new Object())) {
+                try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                     FileLock ignored = lockChannel.lock()) {
+                    if (Files.isRegularFile(meta)) return new Corpus(dir, JSON.readTree(meta.toFile()), true);
+                    return build(options, source, dir, key, progress);
                 }
-                return new Corpus(dir, JSON.readTree(meta.toFile()), false);
-            } finally {
-                deleteTree(tmp);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare corpus from " + options.source() + " in "
                     + options.cacheDir() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Corpus build(CorpusOptions options, TextSource source, Path dir, String key, CorpusProgress progress)
+            throws IOException {
+        Path meta = dir.resolve(META_FILE);
+        Path tmp = Files.createTempDirectory(options.cacheDir(), "." + dir.getFileName() + ".tmp-");
+        try {
+            ObjectNode m = build(options, source, tmp, progress);
+            m.put("cacheKey", key);
+            Files.write(tmp.resolve(META_FILE), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(m));
+            try {
+                Files.move(tmp, dir, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                if (!Files.isRegularFile(meta)) throw e;  // else another builder (lock not honoured, e.g. NFS) won
+            }
+            return new Corpus(dir, JSON.readTree(meta.toFile()), false);
+        } finally {
+            deleteTree(tmp);
         }
     }
 

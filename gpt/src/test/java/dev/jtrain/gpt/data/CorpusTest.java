@@ -88,6 +88,35 @@ class CorpusTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void concurrentRanksBuildOnceAndShareTheResult() throws Exception {
+        Path src = sampleDirectory();
+        CorpusOptions o = CorpusOptions.of(src, new ByteTokenizer()).withCacheDir(cache());
+        int ranks = 4;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(ranks);
+        List<java.util.concurrent.Future<Corpus>> results = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(ranks)) {
+            for (int r = 0; r < ranks; r++)
+                results.add(pool.submit(() -> {
+                    start.await();
+                    return Corpus.prepare(o);
+                }));
+            int built = 0;
+            Path dir = null;
+            for (var f : results) {
+                Corpus c = f.get();
+                if (!c.fromCache()) built++;
+                if (dir == null) dir = c.directory();
+                assertThat(c.directory()).isEqualTo(dir);
+            }
+            assertThat(built).isEqualTo(1);
+        }
+        try (var list = Files.list(cache())) {
+            assertThat(list.filter(p -> p.getFileName().toString().contains(".tmp-")).toList()).isEmpty();
+        }
+    }
+
+    @Test
     void globSelectsFilesByName() throws IOException {
         Corpus c = Corpus.prepare(CorpusOptions.of(sampleDirectory(), new ByteTokenizer()).withCacheDir(cache())
                 .withFileGlob("*.java").withValFraction(0));
