@@ -41,6 +41,10 @@ final class GroupEngine implements AutoCloseable {
     private volatile CollectiveContext current;
     private volatile CommException broken;
     private volatile boolean closed;
+    /** Collectives issued and not finished; the inline fast path needs it to be zero (ordering). */
+    private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
+    /** Held by whichever thread runs a collective: the communication thread, or a caller on the inline path. */
+    private final java.util.concurrent.locks.ReentrantLock runLock = new java.util.concurrent.locks.ReentrantLock();
 
     GroupEngine(Transport transport, int tagBase, long timeoutMs, long chunkBytes, boolean debug, String groupLabel) {
         this.transport = transport;
@@ -76,12 +80,35 @@ final class GroupEngine implements AutoCloseable {
             w.fail(new CommException(description + ": process group " + groupLabel + " is closed"));
             return w;
         }
+        outstanding.incrementAndGet();
         try {
             executor.execute(new Task(w, d, guard, body));
         } catch (RejectedExecutionException e) {
+            outstanding.decrementAndGet();
             w.fail(new CommException(description + ": process group " + groupLabel + " is closed"));
         }
         return w;
+    }
+
+    /**
+     * Runs a collective on the calling thread if nothing issued earlier is still queued or running (so issue order
+     * is kept); returns null otherwise, and the caller queues it. Used by the blocking forms.
+     */
+    CommWork runInlineIfIdle(OpDescriptor d, String description, BufferGuard guard, Body body) {
+        if (closed || outstanding.get() != 0 || !runLock.tryLock()) return null;
+        try {
+            if (outstanding.get() != 0) return null;
+            outstanding.incrementAndGet();
+            try {
+                CommWork w = new CommWork(description, thread);
+                execute(w, d, guard, body, true);
+                return w;
+            } finally {
+                outstanding.decrementAndGet();
+            }
+        } finally {
+            runLock.unlock();
+        }
     }
 
     /** Runs a point-to-point operation on the calling thread with the same watchdog and error wrapping. */
@@ -169,6 +196,7 @@ final class GroupEngine implements AutoCloseable {
         if (closed) return;
         closed = true;
         for (Runnable r : executor.shutdownNow()) {
+            if (r instanceof Task t) outstanding.decrementAndGet();
             if (r instanceof Task t) t.work.fail(new CommException(t.work.description() + ": not run, process group "
                     + groupLabel + " was closed"));
         }
@@ -187,7 +215,16 @@ final class GroupEngine implements AutoCloseable {
             this.body = body;
         }
 
-        @Override public void run() { execute(work, d, guard, body, true); }
+        @Override
+        public void run() {
+            runLock.lock();
+            try {
+                execute(work, d, guard, body, true);
+            } finally {
+                runLock.unlock();
+                outstanding.decrementAndGet();
+            }
+        }
     }
 
     boolean isClosed() { return closed; }

@@ -31,8 +31,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p><b>Ordering.</b> Collectives must be issued in the same order on every rank of the group. Each async form
  * ({@code ...Async}) queues the operation on the group's single communication thread and returns at once; queued
  * collectives run one after another in issue order, so several may be in flight while the caller's thread does
- * other work (how training overlaps gradient all-reduce with backward). The blocking forms are
- * {@code xxxAsync(...).waitFor()}. Issue from one thread per rank, or order the issuing threads yourself.
+ * other work (how training overlaps gradient all-reduce with backward). The blocking forms wait for everything
+ * issued before them and then run on the caller's thread (saving two thread hand-offs per call, which dominate the
+ * latency of small messages). Issue from one thread per rank, or order the issuing threads yourself.
  *
  * <p><b>Buffers.</b> Any {@link MemorySegment} (native, or heap via {@code MemorySegment.ofArray(float[])}), in
  * platform (little-endian) order; counts are in elements of the given {@link DType}. The caller must neither read nor
@@ -63,6 +64,7 @@ public final class ProcessGroup implements AutoCloseable {
     private final AtomicInteger children = new AtomicInteger();
     private final String label;
     private volatile CostModel costModel;
+    private final java.util.List<AutoCloseable> alsoClose = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
         this.transport = transport;
@@ -124,34 +126,38 @@ public final class ProcessGroup implements AutoCloseable {
     // ---------------------------------------------------------------- all-reduce
 
     /** In place: {@code buf} (count elements) becomes the reduction over all ranks. */
-    public Work allReduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op) {
+    public Work allReduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op) { return allReduce0(buf, count, dtype, op, false); }
+
+    private Work allReduce0(MemorySegment buf, long count, DType dtype, ReduceOp op, boolean blocking) {
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.ALL_REDUCE, count, dtype, op, -1, b.byteSize());
         AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
-        return submit(d, List.of(), List.of(b), () -> {
+        return submit(blocking, d, List.of(), List.of(b), () -> {
             a.allReduce(engine.context(dtype, op), b, count);
             if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, b, count, size());
         });
     }
 
-    public void allReduce(MemorySegment buf, long count, DType dtype, ReduceOp op) { allReduceAsync(buf, count, dtype, op).waitFor(); }
+    public void allReduce(MemorySegment buf, long count, DType dtype, ReduceOp op) { allReduce0(buf, count, dtype, op, true).waitFor(); }
 
     public Work allReduceAsync(float[] a, int offset, int count, ReduceOp op) {
         return allReduceAsync(floats(a, offset, count), count, DType.FLOAT32, op);
     }
 
-    public void allReduce(float[] a, int offset, int count, ReduceOp op) { allReduceAsync(a, offset, count, op).waitFor(); }
+    public void allReduce(float[] a, int offset, int count, ReduceOp op) { allReduce(floats(a, offset, count), count, DType.FLOAT32, op); }
 
     /**
      * All-reduce of float32 data with bfloat16 on the wire (opt-in compression, like PyTorch's
      * {@code bf16_compress_hook}): the buffer is rounded to bfloat16, all-reduced as bfloat16 (half the bytes), and
      * expanded back. The result has ~3 significant digits and is identical on every rank.
      */
-    public Work allReduceBf16WireAsync(MemorySegment f32, long count, ReduceOp op) {
+    public Work allReduceBf16WireAsync(MemorySegment f32, long count, ReduceOp op) { return allReduceBf16Wire0(f32, count, op, false); }
+
+    private Work allReduceBf16Wire0(MemorySegment f32, long count, ReduceOp op, boolean blocking) {
         MemorySegment b = exact(f32, DType.FLOAT32.bytes(count), "f32");
         OpDescriptor d = issue(Collective.ALL_REDUCE, count, DType.BFLOAT16, op, -1, DType.BFLOAT16.bytes(count));
         AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
-        return submit(d, List.of(), List.of(b), () -> {
+        return submit(blocking, d, List.of(), List.of(b), () -> {
             MemorySegment wire = engine.scratch().get(4, DType.BFLOAT16.bytes(count));
             ReduceKernels.compressBf16(b, wire, count);
             a.allReduce(engine.context(DType.BFLOAT16, op), wire, count);
@@ -160,54 +166,60 @@ public final class ProcessGroup implements AutoCloseable {
         });
     }
 
-    public void allReduceBf16Wire(MemorySegment f32, long count, ReduceOp op) { allReduceBf16WireAsync(f32, count, op).waitFor(); }
+    public void allReduceBf16Wire(MemorySegment f32, long count, ReduceOp op) { allReduceBf16Wire0(f32, count, op, true).waitFor(); }
 
     // ---------------------------------------------------------------- broadcast / reduce
 
     /** {@code buf} of {@code root} is copied into {@code buf} of every rank. */
-    public Work broadcastAsync(MemorySegment buf, long count, DType dtype, int root) {
+    public Work broadcastAsync(MemorySegment buf, long count, DType dtype, int root) { return broadcast0(buf, count, dtype, root, false); }
+
+    private Work broadcast0(MemorySegment buf, long count, DType dtype, int root, boolean blocking) {
         checkRoot(root);
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.BROADCAST, count, dtype, null, root, b.byteSize());
         BroadcastAlgorithm a = (BroadcastAlgorithm) AlgorithmSelector.byName(Collective.BROADCAST, d.algorithm());
-        return submit(d, rank() == root ? List.of(b) : List.of(), rank() == root ? List.of() : List.of(b),
+        return submit(blocking, d, rank() == root ? List.of(b) : List.of(), rank() == root ? List.of() : List.of(b),
                 () -> a.broadcast(engine.context(dtype, null), b, root));
     }
 
-    public void broadcast(MemorySegment buf, long count, DType dtype, int root) { broadcastAsync(buf, count, dtype, root).waitFor(); }
+    public void broadcast(MemorySegment buf, long count, DType dtype, int root) { broadcast0(buf, count, dtype, root, true).waitFor(); }
 
     public Work broadcastAsync(float[] a, int offset, int count, int root) {
         return broadcastAsync(floats(a, offset, count), count, DType.FLOAT32, root);
     }
 
-    public void broadcast(float[] a, int offset, int count, int root) { broadcastAsync(a, offset, count, root).waitFor(); }
+    public void broadcast(float[] a, int offset, int count, int root) { broadcast(floats(a, offset, count), count, DType.FLOAT32, root); }
 
     /** The reduction lands in {@code buf} of {@code root}; other ranks' buffers are unchanged. */
-    public Work reduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) {
+    public Work reduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) { return reduce0(buf, count, dtype, op, root, false); }
+
+    private Work reduce0(MemorySegment buf, long count, DType dtype, ReduceOp op, int root, boolean blocking) {
         checkRoot(root);
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.REDUCE, count, dtype, op, root, b.byteSize());
         ReduceAlgorithm a = (ReduceAlgorithm) AlgorithmSelector.byName(Collective.REDUCE, d.algorithm());
-        return submit(d, rank() == root ? List.of() : List.of(b), rank() == root ? List.of(b) : List.of(), () -> {
+        return submit(blocking, d, rank() == root ? List.of() : List.of(b), rank() == root ? List.of(b) : List.of(), () -> {
             a.reduce(engine.context(dtype, op), b, count, root);
             if (op == ReduceOp.AVG && rank() == root) ReduceKernels.divide(dtype, b, count, size());
         });
     }
 
-    public void reduce(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) { reduceAsync(buf, count, dtype, op, root).waitFor(); }
+    public void reduce(MemorySegment buf, long count, DType dtype, ReduceOp op, int root) { reduce0(buf, count, dtype, op, root, true).waitFor(); }
 
     // ---------------------------------------------------------------- all-gather / reduce-scatter
 
     /** Block r (countPerRank elements) of {@code out} receives {@code in} of rank r. */
-    public Work allGatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) {
+    public Work allGatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { return allGather0(in, out, countPerRank, dtype, false); }
+
+    private Work allGather0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, boolean blocking) {
         MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
         MemorySegment o = exact(out, Math.multiplyExact(i.byteSize(), size()), "out");
         OpDescriptor d = issue(Collective.ALL_GATHER, countPerRank, dtype, null, -1, o.byteSize());
         AllGatherAlgorithm a = (AllGatherAlgorithm) AlgorithmSelector.byName(Collective.ALL_GATHER, d.algorithm());
-        return submit(d, List.of(i), List.of(o), () -> a.allGather(engine.context(dtype, null), i, o));
+        return submit(blocking, d, List.of(i), List.of(o), () -> a.allGather(engine.context(dtype, null), i, o));
     }
 
-    public void allGather(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allGatherAsync(in, out, countPerRank, dtype).waitFor(); }
+    public void allGather(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allGather0(in, out, countPerRank, dtype, true).waitFor(); }
 
     public Work allGatherAsync(float[] in, int inOffset, float[] out, int outOffset, int countPerRank) {
         return allGatherAsync(floats(in, inOffset, countPerRank), floats(out, outOffset, Math.multiplyExact(countPerRank, size())),
@@ -215,23 +227,25 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     public void allGather(float[] in, int inOffset, float[] out, int outOffset, int countPerRank) {
-        allGatherAsync(in, inOffset, out, outOffset, countPerRank).waitFor();
+        allGather(floats(in, inOffset, countPerRank), floats(out, outOffset, Math.multiplyExact(countPerRank, size())), countPerRank, DType.FLOAT32);
     }
 
     /** {@code out} (countPerRank elements) of rank r receives the reduction of block r of every rank's {@code in}. */
-    public Work reduceScatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op) {
+    public Work reduceScatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op) { return reduceScatter0(in, out, countPerRank, dtype, op, false); }
+
+    private Work reduceScatter0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op, boolean blocking) {
         MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
         MemorySegment i = exact(in, Math.multiplyExact(o.byteSize(), size()), "in");
         OpDescriptor d = issue(Collective.REDUCE_SCATTER, countPerRank, dtype, op, -1, i.byteSize());
         ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) AlgorithmSelector.byName(Collective.REDUCE_SCATTER, d.algorithm());
-        return submit(d, List.of(i), List.of(o), () -> {
+        return submit(blocking, d, List.of(i), List.of(o), () -> {
             a.reduceScatter(engine.context(dtype, op), i, o, countPerRank);
             if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, o, countPerRank, size());
         });
     }
 
     public void reduceScatter(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, ReduceOp op) {
-        reduceScatterAsync(in, out, countPerRank, dtype, op).waitFor();
+        reduceScatter0(in, out, countPerRank, dtype, op, true).waitFor();
     }
 
     public Work reduceScatterAsync(float[] in, int inOffset, float[] out, int outOffset, int countPerRank, ReduceOp op) {
@@ -240,57 +254,65 @@ public final class ProcessGroup implements AutoCloseable {
     }
 
     public void reduceScatter(float[] in, int inOffset, float[] out, int outOffset, int countPerRank, ReduceOp op) {
-        reduceScatterAsync(in, inOffset, out, outOffset, countPerRank, op).waitFor();
+        reduceScatter(floats(in, inOffset, Math.multiplyExact(countPerRank, size())), floats(out, outOffset, countPerRank), countPerRank, DType.FLOAT32, op);
     }
 
     // ---------------------------------------------------------------- gather / scatter / all-to-all / barrier
 
     /** Block r of {@code out} on {@code root} receives {@code in} of rank r; {@code out} may be null elsewhere. */
-    public Work gatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+    public Work gatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) { return gather0(in, out, countPerRank, dtype, root, false); }
+
+    private Work gather0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root, boolean blocking) {
         checkRoot(root);
         MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
         MemorySegment o = rank() == root ? exact(out, Math.multiplyExact(i.byteSize(), size()), "out") : null;
         OpDescriptor d = issue(Collective.GATHER, countPerRank, dtype, null, root, i.byteSize() * size());
         GatherAlgorithm a = (GatherAlgorithm) AlgorithmSelector.byName(Collective.GATHER, d.algorithm());
-        return submit(d, List.of(i), o == null ? List.of() : List.of(o), () -> a.gather(engine.context(dtype, null), i, o, root));
+        return submit(blocking, d, List.of(i), o == null ? List.of() : List.of(o), () -> a.gather(engine.context(dtype, null), i, o, root));
     }
 
     public void gather(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
-        gatherAsync(in, out, countPerRank, dtype, root).waitFor();
+        gather0(in, out, countPerRank, dtype, root, true).waitFor();
     }
 
     /** {@code out} of rank r receives block r of {@code in} on {@code root}; {@code in} may be null elsewhere. */
-    public Work scatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
+    public Work scatterAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) { return scatter0(in, out, countPerRank, dtype, root, false); }
+
+    private Work scatter0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root, boolean blocking) {
         checkRoot(root);
         MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
         MemorySegment i = rank() == root ? exact(in, Math.multiplyExact(o.byteSize(), size()), "in") : null;
         OpDescriptor d = issue(Collective.SCATTER, countPerRank, dtype, null, root, o.byteSize() * size());
         ScatterAlgorithm a = (ScatterAlgorithm) AlgorithmSelector.byName(Collective.SCATTER, d.algorithm());
-        return submit(d, i == null ? List.of() : List.of(i), List.of(o), () -> a.scatter(engine.context(dtype, null), i, o, root));
+        return submit(blocking, d, i == null ? List.of() : List.of(i), List.of(o), () -> a.scatter(engine.context(dtype, null), i, o, root));
     }
 
     public void scatter(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, int root) {
-        scatterAsync(in, out, countPerRank, dtype, root).waitFor();
+        scatter0(in, out, countPerRank, dtype, root, true).waitFor();
     }
 
     /** Block j of {@code in} on rank r goes to block r of {@code out} on rank j; blocks have countPerRank elements. */
-    public Work allToAllAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) {
+    public Work allToAllAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { return allToAll0(in, out, countPerRank, dtype, false); }
+
+    private Work allToAll0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, boolean blocking) {
         long total = Math.multiplyExact(dtype.bytes(countPerRank), size());
         MemorySegment i = exact(in, total, "in"), o = exact(out, total, "out");
         OpDescriptor d = issue(Collective.ALL_TO_ALL, countPerRank, dtype, null, -1, total);
         AllToAllAlgorithm a = (AllToAllAlgorithm) AlgorithmSelector.byName(Collective.ALL_TO_ALL, d.algorithm());
-        return submit(d, List.of(i), List.of(o), () -> a.allToAll(engine.context(dtype, null), i, o));
+        return submit(blocking, d, List.of(i), List.of(o), () -> a.allToAll(engine.context(dtype, null), i, o));
     }
 
-    public void allToAll(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allToAllAsync(in, out, countPerRank, dtype).waitFor(); }
+    public void allToAll(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { allToAll0(in, out, countPerRank, dtype, true).waitFor(); }
 
-    public Work barrierAsync() {
+    public Work barrierAsync() { return barrier0(false); }
+
+    private Work barrier0(boolean blocking) {
         OpDescriptor d = issue(Collective.BARRIER, 0, null, null, -1, 0);
         BarrierAlgorithm a = (BarrierAlgorithm) AlgorithmSelector.byName(Collective.BARRIER, d.algorithm());
-        return submit(d, List.of(), List.of(), () -> a.barrier(engine.context(DType.INT32, null)));
+        return submit(blocking, d, List.of(), List.of(), () -> a.barrier(engine.context(DType.INT32, null)));
     }
 
-    public void barrier() { barrierAsync().waitFor(); }
+    public void barrier() { barrier0(true).waitFor(); }
 
     // ---------------------------------------------------------------- point-to-point
 
@@ -345,7 +367,18 @@ public final class ProcessGroup implements AutoCloseable {
         engine.close();
         p2p.close();
         if (ownsTransport) transport.close();
+        for (AutoCloseable c : alsoClose) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // closing is best effort; the group is gone either way
+            }
+        }
+        alsoClose.clear();
     }
+
+    /** Resources (e.g. the rendezvous store) that live as long as this group. */
+    void closeAlso(AutoCloseable resource) { alsoClose.add(resource); }
 
     // ---------------------------------------------------------------- internals
 
@@ -354,8 +387,14 @@ public final class ProcessGroup implements AutoCloseable {
         return new OpDescriptor(kind, seq.incrementAndGet(), count, dtype, op, root, algo);
     }
 
-    private Work submit(OpDescriptor d, List<MemorySegment> inputs, List<MemorySegment> outputs, GroupEngine.Body body) {
-        return engine.submit(d, describe(d), BufferGuard.of(options.debugDetail(), inputs, outputs), body);
+    /** {@code blocking}: the caller will wait anyway, so when nothing is queued run on the caller's thread (no hand-off). */
+    private Work submit(boolean blocking, OpDescriptor d, List<MemorySegment> inputs, List<MemorySegment> outputs, GroupEngine.Body body) {
+        BufferGuard guard = BufferGuard.of(options.debugDetail(), inputs, outputs);
+        if (blocking) {
+            Work w = engine.runInlineIfIdle(d, describe(d), guard, body);
+            if (w != null) return w;
+        }
+        return engine.submit(d, describe(d), guard, body);
     }
 
     String describe(OpDescriptor d) { return who() + " " + d; }

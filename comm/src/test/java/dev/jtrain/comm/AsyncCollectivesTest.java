@@ -48,6 +48,22 @@ class AsyncCollectivesTest {
 
     @Test
     @Timeout(30)
+    void aBlockingCallWaitsForEarlierAsyncWorkAndThenRunsInline() throws Exception {
+        LocalRanks.run(3, LocalRanks.options(), 10_000, g -> {
+            float[] a = {1}, b = {10};
+            Work first = g.allReduceAsync(a, 0, 1, ReduceOp.SUM);
+            Work second = g.allReduceAsync(a, 0, 1, ReduceOp.SUM); // same buffer: must run after the first
+            g.allReduce(b, 0, 1, ReduceOp.MAX);                       // queued behind both (not inline)
+            assertThat(first.isCompleted() && second.isCompleted()).isTrue();
+            assertThat(a[0]).isEqualTo(9f);
+            assertThat(b[0]).isEqualTo(10f);
+            g.allReduce(b, 0, 1, ReduceOp.SUM);                       // idle now: runs on this thread
+            assertThat(b[0]).isEqualTo(30f);
+        });
+    }
+
+    @Test
+    @Timeout(30)
     void waitingOnTheCommunicationThreadIsRefused() throws Exception {
         LocalRanks.run(1, LocalRanks.options(), 5_000, g -> {
             float[] a = new float[4];

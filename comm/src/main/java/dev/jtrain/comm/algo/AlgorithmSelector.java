@@ -90,7 +90,8 @@ public final class AlgorithmSelector {
     private static Map<Collective, List<Algorithm>> registry() {
         Map<Collective, List<Algorithm>> m = new EnumMap<>(Collective.class);
         m.put(Collective.ALL_REDUCE, List.of(RingAllReduce.INSTANCE, HalvingDoublingAllReduce.INSTANCE,
-                DoubleBinaryTreeAllReduce.INSTANCE, BinomialTreeAllReduce.INSTANCE, NaiveAllReduce.INSTANCE));
+                DoubleBinaryTreeAllReduce.INSTANCE, BinomialTreeAllReduce.INSTANCE, RecursiveDoublingAllReduce.INSTANCE,
+                NaiveAllReduce.INSTANCE));
         m.put(Collective.BROADCAST, List.of(BinomialBroadcast.INSTANCE, ChainBroadcast.INSTANCE));
         m.put(Collective.REDUCE, List.of(BinomialReduce.INSTANCE));
         m.put(Collective.ALL_GATHER, List.of(RingAllGather.INSTANCE, RecursiveDoublingAllGather.INSTANCE));

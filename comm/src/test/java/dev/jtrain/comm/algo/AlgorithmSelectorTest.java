@@ -26,7 +26,7 @@ class AlgorithmSelectorTest {
         AlgorithmSelector auto = new AlgorithmSelector(Map.of());
         assertThat(auto.select(Collective.ALL_REDUCE, 4, 64 << 20, SHM).name()).isEqualTo("ring");
         String small = auto.select(Collective.ALL_REDUCE, 8, 4096, SHM).name();
-        assertThat(small).isIn("halvingdoubling", "tree", "doubletree");
+        assertThat(small).isIn("halvingdoubling", "tree", "doubletree", "recursivedoubling");
         assertThat(auto.select(Collective.BROADCAST, 8, 256 << 20, SHM).name()).isEqualTo("chain");
         assertThat(auto.select(Collective.BROADCAST, 8, 64, SHM).name()).isEqualTo("binomial");
         AlgorithmSelector forced = new AlgorithmSelector(Map.of(Collective.ALL_REDUCE, "naive"));

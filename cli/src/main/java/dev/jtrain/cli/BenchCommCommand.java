@@ -1,0 +1,78 @@
+package dev.jtrain.cli;
+
+import dev.jtrain.comm.bench.BenchConfig;
+import dev.jtrain.comm.bench.CommBenchmark;
+import dev.jtrain.comm.launch.LaunchOptions;
+import dev.jtrain.comm.launch.Launcher;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code jtrain bench comm}: times one collective over N local processes, printing nccl-tests-style lines (size,
+ * count, algorithm, median time, algbw, busbw in GB/s and Gbit/s). Starts N JVMs through the {@link Launcher}
+ * (each runs {@link CommBenchmark#main}); rank 0 writes the report, which this command prints.
+ */
+@Command(name = "comm", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Collective communication benchmark over N local processes (like nccl-tests).",
+                "Example: jtrain bench comm --nproc 2 --op all_reduce --sizes 4K:256M"})
+final class BenchCommCommand implements Callable<Integer> {
+    @Option(names = "--nproc", defaultValue = "2", description = "Processes (ranks) to start (default: ${DEFAULT-VALUE}).")
+    int nproc;
+    @Option(names = "--op", defaultValue = "all_reduce",
+            description = "all_reduce, all_gather, reduce_scatter, broadcast or all_to_all (default: ${DEFAULT-VALUE}).")
+    String op;
+    @Option(names = "--sizes", defaultValue = "4K:256M",
+            description = "MIN:MAX[:FACTOR] (factor 4 by default) or a list 4K,64M; binary units (default: ${DEFAULT-VALUE}).")
+    String sizes;
+    @Option(names = "--algo", description = "Force an algorithm for this op (e.g. ring, halvingdoubling, doubletree, tree, naive, "
+            + "chain, binomial, recursivedoubling, recursivehalving), or a full JTRAIN_ALGO spec like allreduce:ring.")
+    String algo;
+    @Option(names = "--transport", defaultValue = "auto", description = "auto, shm or tcp (sets JTRAIN_TRANSPORT; default: ${DEFAULT-VALUE}).")
+    String transport;
+    @Option(names = "--chunk-bytes", description = "Pipelining chunk of the algorithms (sets JTRAIN_CHUNK_BYTES).")
+    Long chunkBytes;
+    @Option(names = "--iters", defaultValue = "0", description = "Timed iterations per size; 0 = like the peer scripts (10/20/200).")
+    int iters;
+    @Option(names = "--warmup", defaultValue = "0", description = "Warm-up iterations per size; 0 = like the peer scripts (2/3/20).")
+    int warmup;
+    @Option(names = "--json", description = "Print JSON instead of the table.")
+    boolean json;
+
+    @Override
+    public Integer call() throws IOException {
+        BenchConfig config = new BenchConfig(op, BenchConfig.parseSizes(sizes), iters, warmup); // validate before starting JVMs
+        Path report = Files.createTempFile("jtrain-bench-comm", json ? ".json" : ".txt");
+        try {
+            List<String> cmd = new ArrayList<>(List.of(javaExecutable(), "--add-modules", "jdk.incubator.vector",
+                    "--enable-native-access=ALL-UNNAMED", "-XX:+UseParallelGC", "-cp", System.getProperty("java.class.path"),
+                    CommBenchmark.class.getName(), "--op", config.op(), "--sizes", sizes, "--iters", Integer.toString(iters),
+                    "--warmup", Integer.toString(warmup), "--report-file", report.toString()));
+            if (json) cmd.add("--json");
+            Map<String, String> env = new HashMap<>();
+            env.put("JTRAIN_TRANSPORT", transport);
+            if (algo != null) env.put("JTRAIN_ALGO", algo.contains(":") ? algo : config.op().replace("_", "") + ":" + algo);
+            if (chunkBytes != null) env.put("JTRAIN_CHUNK_BYTES", Long.toString(chunkBytes));
+            var options = new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 0, cmd);
+            int status = new Launcher(options, System.err, env).run();
+            if (status != 0) return status;
+            System.out.print(Files.readString(report, StandardCharsets.UTF_8));
+            return 0;
+        } finally {
+            Files.deleteIfExists(report);
+        }
+    }
+
+    private static String javaExecutable() {
+        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+}

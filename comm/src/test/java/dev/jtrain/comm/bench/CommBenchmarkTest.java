@@ -1,0 +1,65 @@
+package dev.jtrain.comm.bench;
+
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.comm.ProcessGroupOptions;
+import dev.jtrain.comm.algo.CostModel;
+import dev.jtrain.comm.transport.local.LocalTransport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class CommBenchmarkTest {
+    @Test
+    void sizesParseLikeNcclTests() {
+        assertThat(BenchConfig.parseSizes("4K:256M")).containsExactly(4096L, 16384L, 65536L, 262144L, 1L << 20, 4L << 20, 16L << 20, 64L << 20, 256L << 20);
+        assertThat(BenchConfig.parseSizes("4K:16K:2")).containsExactly(4096L, 8192L, 16384L);
+        assertThat(BenchConfig.parseSizes("4KiB,64M")).containsExactly(4096L, 64L << 20);
+    }
+
+    @Test
+    @Timeout(60)
+    void everyOpRunsChecksItselfAndReportsNcclTestsFigures() throws Exception {
+        for (String op : BenchConfig.OPS) {
+            List<BenchResult> results = runInProcess(3, new BenchConfig(op, List.of(4096L, 1L << 20), 3, 1));
+            assertThat(results).hasSize(2);
+            BenchResult r = results.get(1);
+            assertThat(r.ranks()).isEqualTo(3);
+            assertThat(r.medianUs()).isPositive();
+            double factor = switch (op) {
+                case "all_reduce" -> 4.0 / 3;
+                case "broadcast" -> 1.0;
+                default -> 2.0 / 3;
+            };
+            assertThat(r.busbwGBs()).isCloseTo(r.algbwGBs() * factor, org.assertj.core.data.Offset.offset(1e-9));
+            assertThat(CommBenchmark.table(results)).contains(op).contains("busbw");
+            assertThat(CommBenchmark.json(results)).contains("\"busbw_gbs\"");
+        }
+    }
+
+    static List<BenchResult> runInProcess(int p, BenchConfig c) throws Exception {
+        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
+        AtomicReference<List<BenchResult>> out = new AtomicReference<>();
+        AtomicReference<Throwable> err = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            int rank = r;
+            threads.add(Thread.ofPlatform().start(() -> {
+                var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES));
+                try (ProcessGroup g = ProcessGroup.create(t[rank], o)) {
+                    List<BenchResult> res = CommBenchmark.run(g, c);
+                    if (rank == 0) out.set(res);
+                } catch (Throwable e) {
+                    err.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread th : threads) th.join();
+        if (err.get() != null) throw new AssertionError(err.get());
+        return out.get();
+    }
+}
