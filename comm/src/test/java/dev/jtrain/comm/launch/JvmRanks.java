@@ -7,11 +7,17 @@ import java.util.List;
 public final class JvmRanks {
     private JvmRanks() { }
 
-    public static List<String> workerCommand(String... args) {
+    /** Tuned for start-up time (C1 only): for tests. */
+    public static List<String> workerCommand(String... args) { return command(true, args); }
+
+    /** Full JIT, for measurements. */
+    public static List<String> benchCommand(String... args) { return command(false, args); }
+
+    private static List<String> command(boolean fastStart, String... args) {
         String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Xshare:auto", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), WorkerMain.class.getName()));
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx1g", "--enable-native-access=ALL-UNNAMED"));
+        if (fastStart) cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), WorkerMain.class.getName()));
         cmd.addAll(List.of(args));
         return cmd;
     }

@@ -110,9 +110,22 @@ public final class WorkerMain {
             double s = (System.nanoTime() - t0) / 1e9;
             if (dst.mismatch(pattern(bytes, peer)) != -1) throw new AssertionError("bench data mismatch");
             barrier(rv, "bench-done");
+            // One direction only, like tcp_bw.py: rank 0 streams, rank 1 receives, then a 1-byte ack.
+            MemorySegment ack = Arena.ofAuto().allocate(1);
+            long t1 = System.nanoTime();
+            for (int i = 0; i < iters; i++) {
+                if (r == 0) t.send(peer, 2, src);
+                else t.recv(peer, 2, dst);
+            }
+            if (r == 0) t.recv(peer, 3, ack);
+            else t.send(peer, 3, ack);
+            double uni = (System.nanoTime() - t1) / 1e9;
+            barrier(rv, "bench-uni-done");
             if (r == 0) {
-                System.out.printf("bench %s bytes=%d iters=%d: %.2f GB/s per direction (sendRecv, both directions at once), %.1f us per exchange%n",
-                        kind, bytes, iters, bytes * (double) iters / s / 1e9, s / iters * 1e6);
+                System.out.printf("bench %s bytes=%d iters=%d: sendRecv %.2f GB/s per direction (%.2f GB/s both directions), "
+                                + "%.1f us per exchange; one-way send %.2f GB/s%n",
+                        kind, bytes, iters, bytes * (double) iters / s / 1e9, 2 * bytes * (double) iters / s / 1e9,
+                        s / iters * 1e6, bytes * (double) iters / uni / 1e9);
             }
         }
     }

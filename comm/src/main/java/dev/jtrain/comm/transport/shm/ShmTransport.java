@@ -197,9 +197,13 @@ public final class ShmTransport implements Transport {
             }
             Backoff backoff = new Backoff();
             while (true) {
-                long moved = 0;
-                if (out != null && !out.done()) moved += out.push(STEP_BYTES);
-                if (in.lock.tryLock()) {
+                long moved = 0, pushed = 0;
+                if (out != null && !out.done()) moved = pushed = out.push(STEP_BYTES);
+                // Drain the inbound ring while our receive is pending, or (plain send) when the outbound ring is
+                // full, so that two ranks sending to each other at once both progress. Draining otherwise would
+                // pull the peer's next message into a buffer of our own before its receive is posted.
+                boolean recvPending = recv != null && recv.state != InboundPipe.DONE;
+                if ((recvPending || (recv == null && pushed == 0)) && in.lock.tryLock()) {
                     try {
                         moved += in.progress(STEP_BYTES);
                     } finally {

@@ -27,7 +27,7 @@ import java.util.function.Supplier;
 final class PostedRecvs {
     /** Messages at least this large wait {@link #LATE_POST_WAIT_NANOS} for their receive before being buffered. */
     static final long WAIT_FOR_POST_BYTES = 64 * 1024;
-    static final long LATE_POST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    static final long LATE_POST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     static final int POSTED = 0, CLAIMED = 1, DONE = 2, FAILED = 3;
 

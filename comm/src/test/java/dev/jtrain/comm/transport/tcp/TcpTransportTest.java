@@ -29,6 +29,41 @@ class TcpTransportTest extends TransportContractTest {
     @Override
     protected String expectedLinkKind() { return "tcp"; }
 
+    @Override
+    protected boolean sendBlocksWhileReceiverIsIdle() { return false; }
+
+    @Test
+    void sendToAPeerThatStopsReadingTimesOutThroughTheWatchdog() throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        var opts = TcpTransportOptions.loopback(TOKEN, 800);
+        CompletableFuture<TcpTransport> rank0 = CompletableFuture.supplyAsync(() -> TcpTransport.connect(store, 0, 2, opts));
+        String addr = new String(store.get(TcpBootstrap.addressKey("world", 0)), StandardCharsets.UTF_8);
+        int port = Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1));
+        // A "rank 1" that handshakes correctly and then never reads: a hung process.
+        try (Socket hung = new Socket("127.0.0.1", port)) {
+            byte[] token = TOKEN.getBytes(StandardCharsets.UTF_8);
+            var d = new DataOutputStream(hung.getOutputStream());
+            d.writeInt(TcpWireDescriptor.HANDSHAKE_MAGIC);
+            d.writeShort(TcpWireDescriptor.VERSION);
+            d.writeShort(token.length);
+            d.writeShort(5);
+            d.writeShort(0);
+            d.writeInt(1);
+            d.writeInt(2);
+            d.write(token);
+            d.write("world".getBytes(StandardCharsets.UTF_8));
+            d.flush();
+            try (TcpTransport t0 = rank0.get()) {
+                long t1 = System.nanoTime();
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> t0.send(1, 9, Arena.ofAuto().allocate(256L << 20)))
+                        .isInstanceOf(dev.jtrain.comm.CommTimeoutException.class).hasMessageContaining("peer=1");
+                assertThat((System.nanoTime() - t1) / 1e9).isBetween(0.7, 6.0);
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> t0.send(1, 9, Arena.ofAuto().allocate(8)))
+                        .isInstanceOf(dev.jtrain.comm.CommException.class).hasMessageContaining("peer=1");
+            }
+        }
+    }
+
     @Test
     void strangersAtTheTransportPortAreRejectedAndTheMeshStillForms() throws Exception {
         InMemoryStore store = new InMemoryStore(10_000);
