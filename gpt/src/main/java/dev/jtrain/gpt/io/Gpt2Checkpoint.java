@@ -72,6 +72,7 @@ public final class Gpt2Checkpoint {
             if (!missing.isEmpty())
                 throw new IllegalArgumentException("GPT-2 checkpoint is missing " + missing.size() + " parameters: file=" + file
                         + ", missing=" + missing.subList(0, Math.min(5, missing.size())) + (missing.size() > 5 ? "..." : ""));
+            checkTiedHead(r, hfByJtrain.get(Gpt2Names.PREFIX + "wte.weight"));
             for (String hf : r.names()) {
                 String j = Gpt2Names.toJtrain(hf).orElse(null);
                 if (j == null) continue;
@@ -84,6 +85,19 @@ public final class Gpt2Checkpoint {
                 if (Gpt2Names.needsTranspose(hf)) data = Transpose.transpose(data, (int) want[0], (int) want[1]);
                 sink.accept(j, Gpt2Names.jtrainShape(j, config), data);
             }
+        }
+    }
+
+    /**
+     * A stored lm_head.weight is accepted only if it equals wte (a tied model saved with both); a fine-tuned
+     * untied head would be silently dropped otherwise.
+     */
+    private static void checkTiedHead(SafetensorsReader r, String wteName) {
+        for (String hf : r.names()) {
+            if (!Gpt2Names.isTiedLmHead(hf)) continue;
+            if (!Arrays.equals(r.info(hf).shape(), r.info(wteName).shape()) || !Arrays.equals(r.readFloats(hf), r.readFloats(wteName)))
+                throw new IllegalArgumentException("lm_head.weight differs from wte.weight: file=" + r.file() + ", tensor=" + hf
+                        + "; jtrain ties the output head to the token embedding and cannot load an untied head");
         }
     }
 

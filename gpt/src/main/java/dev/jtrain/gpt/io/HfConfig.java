@@ -69,6 +69,10 @@ public record HfConfig(GptConfig config, double layerNormEpsilon, String activat
         requireFlag(root, origin, "scale_attn_weights", true);
         requireFlag(root, origin, "scale_attn_by_inverse_layer_idx", false);
         requireFlag(root, origin, "add_cross_attention", false);
+        JsonNode inner = root.get("n_inner");
+        if (inner != null && !inner.isNull() && !(inner.isIntegralNumber() && inner.longValue() == 4L * nEmbd))
+            throw new IllegalArgumentException("unsupported n_inner: file=" + origin + ", n_inner=" + inner + ", n_embd=" + nEmbd
+                    + "; jtrain's MLP width is 4 * n_embd (n_inner null)");
         if (nEmbd % nHead != 0)
             throw new IllegalArgumentException("n_embd must be divisible by n_head: file=" + origin + ", n_embd=" + nEmbd + ", n_head=" + nHead);
         float dropout = (float) root.path("resid_pdrop").asDouble(0.0);

@@ -100,6 +100,26 @@ class Gpt2CheckpointTest {
     }
 
     @Test
+    void storedLmHeadMustEqualWte() {
+        Path tied = dir.resolve("tied.safetensors");
+        writeHf(tied, "transformer.", true, 3);          // lm_head.weight = wte
+        assertThat(Gpt2Checkpoint.load(tied, CFG)).hasSize(Gpt2Names.jtrainNames(CFG).size());
+
+        Path untied = dir.resolve("untied.safetensors");
+        Random rnd = new Random(5);
+        var w = new SafetensorsWriter();
+        for (String j : Gpt2Names.jtrainNames(CFG)) {
+            String hf = Gpt2Names.toHf(j);
+            long[] shape = Gpt2Names.hfShape(hf, CFG);
+            float[] data = new float[(int) java.util.Arrays.stream(shape).reduce(1, (a, b) -> a * b)];
+            for (int i = 0; i < data.length; i++) data[i] = rnd.nextFloat();
+            w.put(hf, shape, data);
+        }
+        w.put("lm_head.weight", new long[]{11, 8}, new float[88]).write(untied);
+        assertThatThrownBy(() -> Gpt2Checkpoint.load(untied, CFG)).hasMessageContaining("lm_head.weight differs from wte.weight");
+    }
+
+    @Test
     void transposeHandlesOddShapes() {
         for (int[] rc : new int[][]{{1, 1}, {1, 7}, {7, 1}, {33, 65}, {64, 31}}) {
             int rows = rc[0], cols = rc[1];

@@ -65,6 +65,9 @@ class HfConfigTest {
                 .hasMessageContaining("n_embd=32, n_head=3");
         assertThatThrownBy(() -> HfConfig.parse("{\"n_layer\":\"two\"}", "cfg.json")).hasMessageContaining("field=n_layer");
         assertThatThrownBy(() -> HfConfig.parse("{", "cfg.json")).hasMessageContaining("not valid JSON");
+        assertThatThrownBy(() -> HfConfig.parse("{" + base + ",\"n_inner\":100}", "cfg.json")).hasMessageContaining("n_inner=100");
+        assertThat(HfConfig.parse("{" + base + ",\"n_inner\":128}", "cfg.json").config().nEmbd()).isEqualTo(32);
+        assertThat(HfConfig.parse("{" + base + ",\"n_inner\":null}", "cfg.json").config().nEmbd()).isEqualTo(32);
         assertThatThrownBy(() -> HfConfig.read(dir.resolve("none.json"))).hasMessageContaining("none.json");
     }
 }
