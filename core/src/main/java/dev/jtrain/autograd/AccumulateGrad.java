@@ -32,7 +32,7 @@ public final class AccumulateGrad extends Node {
         Tensor cur = leaf.grad();
         Tensor gc = g.contiguous();
         if (cur == null) {
-            leaf.setGrad(gc.copyData());
+            leaf.setGrad(Tensor.of(gc.toArray(), leaf.shape())); // heap, not a step arena: grads outlive the step
         } else {
             if (!cur.isContiguous()) throw new IllegalStateException("grad of " + leaf + " is not contiguous");
             VectorOps.axpy(1f, gc.data(), gc.offset(), cur.data(), cur.offset(), cur.numel());

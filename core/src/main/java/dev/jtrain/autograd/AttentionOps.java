@@ -2,6 +2,7 @@ package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Shape;
+import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Sgemm;
@@ -28,8 +29,8 @@ final class AttentionOps {
         float scale = (float) (1.0 / Math.sqrt(hs));
         float[] qd = x.data();
         int xo = x.offset();
-        float[] att = new float[B * nHead * T * T];
-        float[] mask = dropout > 0f ? new float[att.length] : null;
+        float[] att = StepArena.floats(B * nHead * T * T);
+        float[] mask = dropout > 0f ? StepArena.floats(att.length) : null;
         if (mask != null) {
             float keep = 1f / (1f - dropout);
             for (int i = 0; i < mask.length; i++) mask[i] = rng.nextFloat() >= dropout ? keep : 0f;

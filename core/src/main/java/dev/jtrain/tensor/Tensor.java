@@ -64,7 +64,7 @@ public final class Tensor {
     }
 
     public static Tensor zeros(int... shape) {
-        return new Tensor(new float[Shape.numel(shape)], 0, shape.clone(), Shape.contiguousStrides(shape));
+        return new Tensor(StepArena.floats(Shape.numel(shape)), 0, shape.clone(), Shape.contiguousStrides(shape));
     }
 
     public static Tensor full(float value, int... shape) {
@@ -162,7 +162,7 @@ public final class Tensor {
 
     /** Copies values (not autograd state) into a new contiguous tensor, whatever the layout. */
     public Tensor copyData() {
-        float[] out = new float[numel()];
+        float[] out = StepArena.floats(numel());
         copyTo(out, 0);
         return of(out, shape);
     }

@@ -9,6 +9,7 @@ import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
 import dev.jtrain.optim.CosineSchedule;
 import dev.jtrain.optim.GradClip;
+import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 
 /**
@@ -29,6 +30,7 @@ public final class Trainer {
     private final FlatParameters params;
     private final AdamW optimizer;
     private final CosineSchedule schedule;
+    private final StepArena arena = new StepArena();
 
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
         this.config = config.validate();
@@ -65,9 +67,11 @@ public final class Trainer {
                 long d0 = System.nanoTime();
                 Batch b = train.next((long) step * accum + micro);
                 long c0 = System.nanoTime();
-                Tensor loss = model.loss(b.x(), b.y(), B, T);
-                lossSum += loss.item();
-                (accum == 1 ? loss : loss.mul(1f / accum)).backward();
+                try (var scope = arena.open()) { // activations and gradients recycled, not garbage-collected
+                    Tensor loss = model.loss(b.x(), b.y(), B, T);
+                    lossSum += loss.item();
+                    (accum == 1 ? loss : loss.mul(1f / accum)).backward();
+                }
                 long c1 = System.nanoTime();
                 dataNs += c0 - d0;
                 computeNs += c1 - c0;
@@ -115,7 +119,9 @@ public final class Trainer {
         try (var g = GradMode.noGrad()) {
             for (int i = 0; i < batches; i++) {
                 Batch b = src.next(i);
-                sum += model.loss(b.x(), b.y(), b.rows(), b.blockSize()).item();
+                try (var scope = arena.open()) {
+                    sum += model.loss(b.x(), b.y(), b.rows(), b.blockSize()).item();
+                }
             }
         } finally {
             model.train(was);

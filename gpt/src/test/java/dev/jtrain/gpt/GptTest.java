@@ -104,6 +104,40 @@ class GptTest {
         assertThat(last).isLessThan(first * 0.3f);
     }
 
+    /** Recycling step temporaries through a StepArena must not change a single bit of training. */
+    @Test
+    void trainingInsideAStepArenaIsBitwiseIdentical() {
+        GptConfig cfg = new GptConfig(2, 2, 32, 16, 64, 0.1f, true);
+        Rng rng = new Rng(8);
+        int[] x = randomIds(rng, 4 * 16, 64), y = randomIds(rng, 4 * 16, 64);
+        float[][] finalParams = new float[2][];
+        float[][] losses = new float[2][5];
+        for (int run = 0; run < 2; run++) {
+            Gpt m = new Gpt(cfg, 1);
+            FlatParameters flat = FlatParameters.of(m);
+            AdamW opt = new AdamW(flat, AdamW.Options.gpt());
+            dev.jtrain.tensor.StepArena arena = new dev.jtrain.tensor.StepArena();
+            for (int step = 0; step < 5; step++) {
+                flat.zeroGrad();
+                if (run == 1) {
+                    try (var scope = arena.open()) {
+                        Tensor loss = m.loss(x, y, 4, 16);
+                        losses[run][step] = loss.item();
+                        loss.backward();
+                    }
+                } else {
+                    Tensor loss = m.loss(x, y, 4, 16);
+                    losses[run][step] = loss.item();
+                    loss.backward();
+                }
+                opt.step(1e-3f);
+            }
+            finalParams[run] = flat.data().clone();
+        }
+        assertThat(losses[1]).containsExactly(losses[0]);
+        assertThat(finalParams[1]).containsExactly(finalParams[0]);
+    }
+
     @Test
     void generateIsDeterministicForASeedAndStaysInVocabulary() {
         Gpt m = new Gpt(TINY, 4);
