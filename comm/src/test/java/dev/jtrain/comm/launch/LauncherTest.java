@@ -58,6 +58,32 @@ class LauncherTest {
     }
 
     @Test
+    void twoNodeLaunchersFormOneJobThroughNodeZerosStore() throws Exception {
+        int port;
+        try (var probe = new java.net.ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        String token = "two-nodes-" + System.nanoTime();
+        var node1Out = new ByteArrayOutputStream();
+        int[] node1Status = {-1};
+        Thread node1 = Thread.ofPlatform().start(() -> {
+            try (var ps = new PrintStream(node1Out, true, StandardCharsets.UTF_8)) {
+                var o = new LaunchOptions(2, 2, 1, "127.0.0.1", port, 0, token, 2_000, JvmRanks.workerCommand("hello"));
+                node1Status[0] = new Launcher(o, ps, Map.of(RendezvousEnv.TIMEOUT_MS, "30000")).run();
+            }
+        });
+        int[] status = new int[1];
+        String out = run(new LaunchOptions(2, 2, 0, "127.0.0.1", port, 0, token, 2_000, JvmRanks.workerCommand("hello")), status);
+        node1.join(60_000);
+        String out1 = node1Out.toString(StandardCharsets.UTF_8);
+        System.out.println(out1);
+        assertThat(status[0]).isZero();
+        assertThat(node1Status[0]).isZero();
+        assertThat(out).contains("[rank 0] hello from rank 0 of 4 local 0").contains("[rank 1] hello from rank 1 of 4 local 1");
+        assertThat(out1).contains("[rank 2] hello from rank 2 of 4 local 0").contains("[rank 3] hello from rank 3 of 4 local 1");
+    }
+
+    @Test
     void rendezvousNamesTheMissingOrInvalidVariable() {
         Map<String, String> env = new HashMap<>(Map.of("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR", "127.0.0.1", "JTRAIN_JOB_TOKEN", "t"));
         assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("MASTER_PORT");

@@ -33,6 +33,21 @@ class TcpTransportTest extends TransportContractTest {
     protected boolean sendBlocksWhileReceiverIsIdle() { return false; }
 
     @Test
+    void closeEndsEveryThreadOfTheTransport() throws Exception {
+        Transport[] t = createGroup(3, 5_000);
+        assertThat(transportThreads()).isPositive();
+        closeAll(t);
+        long until = System.nanoTime() + 3_000_000_000L;
+        while (transportThreads() > 0 && System.nanoTime() < until) Thread.sleep(10);
+        assertThat(transportThreads()).isZero();
+    }
+
+    private static long transportThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(th -> th.isAlive() && th.getName().startsWith("jtrain-tcp-")).count();
+    }
+
+    @Test
     void sendToAPeerThatStopsReadingTimesOutThroughTheWatchdog() throws Exception {
         InMemoryStore store = new InMemoryStore(10_000);
         var opts = TcpTransportOptions.loopback(TOKEN, 800);
