@@ -34,6 +34,7 @@ public final class TcpStore implements Store {
     private final DataOutputStream out;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean closed;
+    private volatile boolean broken;
 
     /** Connects (retrying until {@code timeoutMs} while the server comes up), hosting the server first if asked. */
     public static TcpStore create(TcpStoreOptions options) { return new TcpStore(options); }
@@ -93,6 +94,10 @@ public final class TcpStore implements Store {
         lock.lock();
         try {
             if (closed) throw new CommException("store " + op + " key=" + key + ": store is closed");
+            if (broken) {
+                throw new CommException("store " + op + " key=" + key + ": connection to " + options.host() + ":" + port()
+                        + " was dropped after an earlier failure; the job must restart its rendezvous");
+            }
             socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.min(replyWithinMs, Integer.MAX_VALUE) + REPLY_GRACE_MS));
             req.write(out);
             StoreFrame resp = StoreFrame.read(in, options.maxBodyBytes());
@@ -104,9 +109,11 @@ public final class TcpStore implements Store {
                 default -> throw new CommException("store " + op + " key=" + key + " failed at " + options.host() + ":" + port() + ": " + msg);
             };
         } catch (SocketTimeoutException e) {
+            dropConnection(); // a late reply would be read as the answer to the next request
             throw new CommTimeoutException("store " + op + " key=" + key + ": no reply from " + options.host() + ":" + port()
                     + " within " + (replyWithinMs + REPLY_GRACE_MS) + " ms", e);
         } catch (IOException e) {
+            dropConnection();
             throw new CommException("store " + op + " key=" + key + ": connection to " + options.host() + ":" + port()
                     + " failed (" + e + "); the store host (rank 0 or launcher) may have exited", e);
         } finally {
@@ -162,6 +169,16 @@ public final class TcpStore implements Store {
     }
 
     @Override public long timeoutMs() { return options.timeoutMs(); }
+
+    /** After a failed exchange the stream position is unknown: later calls must fail rather than misread replies. */
+    private void dropConnection() {
+        broken = true;
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // already failing
+        }
+    }
 
     @Override
     public void close() {
