@@ -18,6 +18,7 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
  *         for jr in NC step NR              // B micro-panels streamed from L2
  *           micro-kernel MR x NR, write back alpha/beta
  * </pre>
+ * Flat problems (m &lt;= {@link #SMALL_M}, a decode step) and tiny ones skip packing: {@link SgemmSmall}.
  * Multithreading splits C into one rectangle per thread on the persistent {@link Parallel} pool, each thread
  * packing into its own reused buffers (no allocation per call once warm).
  *
@@ -35,6 +36,19 @@ public final class Sgemm {
     /** Rows of a packed A block, kept in the (32 MiB, shared) L3: 2048 x KC x 4 B = 2 MiB per thread. */
     static final int MC = 2048 / MR * MR;
 
+    /**
+     * Problems with at most this many rows skip packing ({@link SgemmSmall}): packing B costs k * n loads and
+     * stores, as much as the m * k * n FMAs when m is a few rows, and an MR = 12 tile would be mostly padding.
+     * Measured at n = k = 1024, 1 thread: m = 1 unpacked 38 GFLOP/s vs packed 5; m = 16: 57 vs 48.
+     */
+    static final int SMALL_M = Integer.getInteger("jtrain.sgemm.smallM", 16);
+    /**
+     * Problems with m * n * k at most this and B not transposed skip packing too: 64^3 runs at ~95 GFLOP/s
+     * unpacked vs ~66 packed, 96^3 about equal. (With B transposed the unpacked form is dot products, whose
+     * horizontal sums make it slower than packing at every size measured.)
+     */
+    static final long SMALL_VOLUME = Long.getLong("jtrain.sgemm.smallVolume", 80L * 80 * 80);
+
     private static final ThreadLocal<SgemmWorkspace> WORKSPACE = ThreadLocal.withInitial(SgemmWorkspace::new);
 
     private Sgemm() {}
@@ -49,8 +63,13 @@ public final class Sgemm {
             return;
         }
         int threads = Parallel.threads();
+        long volume = (long) m * n * k;
+        if (m <= SMALL_M || (volume <= SMALL_VOLUME && !transB)) {
+            smallGemm(threads, transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
         // Below ~2 Mflop a parallel region (a few microseconds) and redundant packing cost more than they save.
-        if (threads == 1 || (long) m * n * k < 1L << 20) {
+        if (threads == 1 || volume < 1L << 20) {
             WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
@@ -70,6 +89,29 @@ public final class Sgemm {
                 if (i0 < i1 && j0 < j1) {
                     ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
                 }
+            }
+        });
+    }
+
+    /** Splits the unpacked path over column ranges of C (rows are too few to share out). */
+    private static void smallGemm(int threads, boolean transA, boolean transB, int m, int n, int k, float alpha,
+                                  float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+                                  float beta, float[] c, int cOff, int ldc) {
+        int parts = (long) m * n * k < 1L << 18 ? 1 : Math.min(threads, Math.max(1, n / (4 * NR)));
+        if (parts <= 1) {
+            SgemmWorkspace ws = WORKSPACE.get();
+            SgemmSmall.gemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc,
+                    ws.row(Math.max(k, n)), ws.tile());
+            return;
+        }
+        Parallel.forRange(parts, 1, (lo, hi) -> {
+            SgemmWorkspace ws = WORKSPACE.get();
+            for (int t = lo; t < hi; t++) {
+                int j0 = split(n, parts, t, NR), j1 = split(n, parts, t + 1, NR);
+                if (j0 >= j1) continue;
+                SgemmSmall.gemm(transA, transB, m, j1 - j0, k, alpha, a, aOff, lda,
+                        b, transB ? bOff + j0 * ldb : bOff + j0, ldb, beta, c, cOff + j0, ldc,
+                        ws.row(Math.max(k, n)), ws.tile());
             }
         });
     }

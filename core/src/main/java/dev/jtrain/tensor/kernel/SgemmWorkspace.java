@@ -17,6 +17,18 @@ final class SgemmWorkspace {
     private float[] ap = new float[0];
     private final float[] bp = new float[KC * NC];
     private final float[] tile = new float[MR * NR];
+    private float[] row = new float[0];
+
+    /** The MR x NR accumulator spill tile. */
+    float[] tile() {
+        return tile;
+    }
+
+    /** Scratch of at least {@code k} floats for {@link SgemmSmall}. */
+    float[] row(int k) {
+        if (row.length < k) row = new float[k];
+        return row;
+    }
 
     /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1]. */
     void gemm(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, float alpha,
