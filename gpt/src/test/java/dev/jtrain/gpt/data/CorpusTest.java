@@ -161,19 +161,19 @@ class CorpusTest {
 
     @Test
     void splitPrefersTheNearestDocumentBoundaryWithinHalfToOneAndAHalfTimesTheTarget() {
-        Corpus.LongList b = new Corpus.LongList();
+        CorpusBuilder.LongList b = new CorpusBuilder.LongList();
         for (long x : new long[]{100, 500, 880, 960}) b.add(x);
-        assertThat(Corpus.split(1000, b, 0.1)).isEqualTo(880);   // nearest to 900, val 120 within [50, 150]
-        Corpus.LongList far = new Corpus.LongList();
+        assertThat(CorpusBuilder.split(1000, b, 0.1)).isEqualTo(880);   // nearest to 900, val 120 within [50, 150]
+        CorpusBuilder.LongList far = new CorpusBuilder.LongList();
         far.add(500);
-        assertThat(Corpus.split(1000, far, 0.1)).isEqualTo(900);  // val would be 500: cut at the token instead
-        assertThat(Corpus.split(1000, new Corpus.LongList(), 0)).isEqualTo(1000);
+        assertThat(CorpusBuilder.split(1000, far, 0.1)).isEqualTo(900);  // val would be 500: cut at the token instead
+        assertThat(CorpusBuilder.split(1000, new CorpusBuilder.LongList(), 0)).isEqualTo(1000);
     }
 
     @Test
     void longDocumentsAreCutIntoPiecesWithoutLosingBytes() throws IOException {
         Path f = tmp.resolve("big.txt");
-        byte[] text = new byte[Corpus.PIECE_BYTES * 2 + 12345];
+        byte[] text = new byte[CorpusBuilder.PIECE_BYTES * 2 + 12345];
         for (int i = 0; i < text.length; i++) text[i] = (byte) (i % 97 == 96 ? '\n' : 'a' + i % 26);
         Files.write(f, text);
         Corpus c = Corpus.prepare(CorpusOptions.of(f, new ByteTokenizer()).withCacheDir(cache()));
@@ -186,12 +186,12 @@ class CorpusTest {
     void pieceCutsNeverSplitAUtf8Character() {
         byte[] noNewline = "aaaaé€😀".getBytes(StandardCharsets.UTF_8);  // 4 + 2 + 3 + 4 bytes
         for (int len = 5; len <= noNewline.length; len++) {
-            int cut = Corpus.lastNewline(noNewline, len);
+            int cut = CorpusBuilder.lastNewline(noNewline, len);
             String head = new String(noNewline, 0, cut, StandardCharsets.UTF_8);
             assertThat(head).as("len=%d cut=%d", len, cut).doesNotContain("\uFFFD");
         }
         byte[] lines = "abcdefg\nhi".getBytes(StandardCharsets.UTF_8);
-        assertThat(Corpus.lastNewline(lines, lines.length)).isEqualTo(8);
+        assertThat(CorpusBuilder.lastNewline(lines, lines.length)).isEqualTo(8);
     }
 
     @Test
