@@ -14,7 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEERS="${JTRAIN_PEERS_DIR:-/work/shared/peers}"
 RANKS="${RANKS:-2 4}"
 OUT="$(mktemp -d /tmp/comm_vs_peers.XXXXXX)"
-echo "# results in $OUT"
+echo "# results in $OUT (stderr of every tool in $OUT/stderr.log)"
 
 have_peers=1
 if [ ! -f "$PEERS/mpi_bench.py" ] || [ ! -f "$PEERS/gloo_bench.py" ]; then
@@ -39,7 +39,7 @@ if [ ! -x "$JAVA" ] || [ ! -f "$JAR" ]; then
 fi
 JOPTS=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC)
 jtrain_bench() {
-  if "$JAVA" "${JOPTS[@]}" -jar "$JAR" bench comm --help >/dev/null 2>&1; then
+  if "$JAVA" "${JOPTS[@]}" -jar "$JAR" bench --help 2>/dev/null | grep -qE '^ +comm( |$)'; then
     "$JAVA" "${JOPTS[@]}" -jar "$JAR" bench comm "$@"
   else
     cat > "$OUT/RunBenchComm.java" <<'JAVA'
@@ -55,19 +55,19 @@ JAVA
 
 for n in $RANKS; do
   echo; echo "=== $n ranks, shared memory ==="
-  jtrain_bench --nproc "$n" --op all_reduce --sizes 4K,64K,1M,16M,64M --transport auto 2>/dev/null | tee "$OUT/jtrain_shm_$n.txt"
+  jtrain_bench --nproc "$n" --op all_reduce --sizes 4K,64K,1M,16M,64M --transport auto 2>>"$OUT/stderr.log" | tee "$OUT/jtrain_shm_$n.txt"
   if [ "$have_peers" = 1 ] && command -v mpirun >/dev/null; then
-    mpirun --allow-run-as-root --oversubscribe -np "$n" "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | tee "$OUT/mpi_shm_$n.txt"
+    mpirun --allow-run-as-root --oversubscribe -np "$n" "$PY" "$PEERS/mpi_bench.py" allreduce 2>>"$OUT/stderr.log" | tee "$OUT/mpi_shm_$n.txt"
   fi
   if [ "$have_peers" = 1 ] && [ -z "${SKIP_GLOO:-}" ]; then
-    OMP_NUM_THREADS=1 "$PY" "$PEERS/gloo_bench.py" "$n" all_reduce 2>/dev/null | tee "$OUT/gloo_$n.txt"
+    OMP_NUM_THREADS=1 "$PY" "$PEERS/gloo_bench.py" "$n" all_reduce 2>>"$OUT/stderr.log" | tee "$OUT/gloo_$n.txt"
   fi
 done
 if [ -z "${SKIP_TCP:-}" ]; then
   echo; echo "=== 2 ranks, TCP only ==="
-  jtrain_bench --nproc 2 --op all_reduce --sizes 4K,1M,64M --transport tcp 2>/dev/null | tee "$OUT/jtrain_tcp_2.txt"
+  jtrain_bench --nproc 2 --op all_reduce --sizes 4K,1M,64M --transport tcp 2>>"$OUT/stderr.log" | tee "$OUT/jtrain_tcp_2.txt"
   if [ "$have_peers" = 1 ] && command -v mpirun >/dev/null; then
-    mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl tcp,self "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | tee "$OUT/mpi_tcp_2.txt"
+    mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl tcp,self "$PY" "$PEERS/mpi_bench.py" allreduce 2>>"$OUT/stderr.log" | tee "$OUT/mpi_tcp_2.txt"
   fi
 fi
 

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Threading: {@link #submit} from any thread; everything else runs on the communication thread, except
  * {@link #runOn}, used for point-to-point operations on their own threads.
  */
-final class GroupEngine implements AutoCloseable {
+final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     /** One operation's body; throws CommException on failure. */
     interface Body {
         void run();
@@ -45,6 +45,9 @@ final class GroupEngine implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
     /** Held by whichever thread runs a collective: the communication thread, or a caller on the inline path. */
     private final java.util.concurrent.locks.ReentrantLock runLock = new java.util.concurrent.locks.ReentrantLock();
+    /** The collective now running and its deadline, for the watchdog's sweep. */
+    private volatile CommWork running;
+    private volatile long runningDeadlineNanos;
 
     GroupEngine(Transport transport, int tagBase, long timeoutMs, long chunkBytes, boolean debug, String groupLabel) {
         this.transport = transport;
@@ -60,6 +63,13 @@ final class GroupEngine implements AutoCloseable {
             return t;
         });
         executor.prestartCoreThread();
+        Watchdog.watch(this);
+    }
+
+    @Override
+    public void checkDeadline(long nowNanos) {
+        CommWork w = running;
+        if (w != null && nowNanos - runningDeadlineNanos > 0 && !w.isCompleted()) onTimeout(w, true);
     }
 
     Thread thread() { return thread; }
@@ -124,13 +134,19 @@ final class GroupEngine implements AutoCloseable {
             return;
         }
         current = null;
-        ScheduledFuture<?> dog = Watchdog.schedule(() -> onTimeout(w, collective), timeoutMs);
+        ScheduledFuture<?> dog = null;
+        if (collective) {
+            runningDeadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            running = w;
+        } else {
+            dog = Watchdog.schedule(() -> onTimeout(w, false), timeoutMs);
+        }
         try {
             String complaint = guard.checkAtStart();
             if (debug && collective) verifyFingerprints(d, w.description());
             body.run();
             if (complaint == null) complaint = guard.checkAtEnd();
-            dog.cancel(false);
+            disarm(dog, collective);
             if (complaint != null) {
                 w.fail(new BufferModifiedException(w.description() + ": " + complaint + "; the caller must not touch a "
                         + "buffer until its Work completes (JTRAIN_DEBUG=DETAIL check)"));
@@ -138,15 +154,20 @@ final class GroupEngine implements AutoCloseable {
                 w.succeed();
             }
         } catch (CollectiveMismatchException e) {
-            dog.cancel(false);
+            disarm(dog, collective);
             w.fail(e); // every rank detected it at the same point: the group is still in step
         } catch (RuntimeException e) {
-            dog.cancel(false);
+            disarm(dog, collective);
             CommException wrapped = wrap(w.description(), e, collective);
             // mark the group broken before completing the Work, so a waiter that issues more work sees it
             if (collective && broken == null && !w.isCompleted()) broken = wrapped;
             w.fail(wrapped);
         }
+    }
+
+    private void disarm(ScheduledFuture<?> dog, boolean collective) {
+        if (collective) running = null;
+        else dog.cancel(false);
     }
 
     private void onTimeout(CommWork w, boolean collective) {
@@ -195,6 +216,7 @@ final class GroupEngine implements AutoCloseable {
     public void close() {
         if (closed) return;
         closed = true;
+        Watchdog.unwatch(this);
         for (Runnable r : executor.shutdownNow()) {
             if (r instanceof Task t) outstanding.decrementAndGet();
             if (r instanceof Task t) t.work.fail(new CommException(t.work.description() + ": not run, process group "
