@@ -24,6 +24,11 @@ public final class Transports {
     private Transports() { }
 
     public static Transport create(TransportOptions options, Store store, int rank, int size) {
+        if (size < 1 || rank < 0 || rank >= size) throw new IllegalArgumentException("bad rank/size: rank=" + rank + " size=" + size);
+        // Each rank counts its own creations of this group: calling create again on the same store (a rebuilt
+        // group, a test) then uses fresh keys instead of meeting the addresses and ring files of the last one.
+        long generation = store.add("transport/" + options.groupId() + "/created/" + rank, 1);
+        options = options.withGroupId(options.groupId() + "." + generation);
         String kind = options.effectiveKind();
         String me = hostIdentity();
         store.set(hostKey(options, rank), me.getBytes(StandardCharsets.UTF_8));

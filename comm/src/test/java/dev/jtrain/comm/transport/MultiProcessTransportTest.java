@@ -106,10 +106,10 @@ class MultiProcessTransportTest {
         assertThat(ringFiles()).isEmpty();
     }
 
-    /** Ring files of WorkerMain's group ("w"). */
+    /** Ring files of WorkerMain's group ("w", generation-suffixed by Transports). */
     private static List<Path> ringFiles() throws Exception {
         try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {
-            return s.filter(p -> p.getFileName().toString().startsWith("jtrain-w-")).toList();
+            return s.filter(p -> p.getFileName().toString().startsWith("jtrain-w.")).toList();
         }
     }
 }

@@ -69,6 +69,25 @@ class TransportsTest {
     }
 
     @Test
+    void creatingTheSameGroupAgainOnOneStoreUsesFreshKeys() throws Exception {
+        InMemoryStore store = new InMemoryStore(10_000);
+        var opts = new TransportOptions("auto", "again", 10_000, TOKEN, null, null, 64 * 1024);
+        for (String kind : new String[]{"tcp", "shm", "tcp"}) {
+            Transport[] t = new Transport[2];
+            TransportContractTest.onEveryRank(2, r -> t[r] = Transports.create(opts.withKind(kind), store, r, 2));
+            try {
+                TransportContractTest.onEveryRank(2, r -> {
+                    MemorySegment dst = Arena.ofAuto().allocate(8);
+                    t[r].sendRecv(1 - r, Arena.ofAuto().allocate(8).fill((byte) r), 1 - r, dst, 0);
+                    assertThat(dst.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) (1 - r));
+                });
+            } finally {
+                TransportContractTest.closeAll(t);
+            }
+        }
+    }
+
+    @Test
     void unknownKindIsRefused() {
         assertThatThrownBy(() -> new TransportOptions("ib", null, 1000, null, null, null, 0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("kind=ib");
