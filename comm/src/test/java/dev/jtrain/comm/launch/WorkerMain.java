@@ -13,7 +13,8 @@ import java.util.List;
 
 /**
  * A rank program for tests and measurements that run real JVMs: {@code WorkerMain MODE [args]}, rendezvous from
- * the environment. Modes: hello, fail, fail-first-attempt, ring KIND BYTES, victim KIND, bench KIND BYTES ITERS.
+ * the environment. Modes: hello, fail, fail-first-attempt, ring KIND BYTES, victim KIND, bench KIND BYTES ITERS,
+ * ringbench KIND BYTES ITERS.
  */
 public final class WorkerMain {
     private WorkerMain() { }
@@ -43,6 +44,7 @@ public final class WorkerMain {
                 case "ring" -> ring(rv, args[1], Long.parseLong(args[2]));
                 case "victim" -> victim(rv, args[1]);
                 case "bench" -> bench(rv, args[1], Long.parseLong(args[2]), Integer.parseInt(args[3]));
+                case "ringbench" -> ringBench(rv, args[1], Long.parseLong(args[2]), Integer.parseInt(args[3]));
                 default -> throw new IllegalArgumentException("unknown mode " + mode);
             }
         }
@@ -126,6 +128,25 @@ public final class WorkerMain {
                                 + "%.1f us per exchange; one-way send %.2f GB/s%n",
                         kind, bytes, iters, bytes * (double) iters / s / 1e9, 2 * bytes * (double) iters / s / 1e9,
                         s / iters * 1e6, bytes * (double) iters / uni / 1e9);
+            }
+        }
+    }
+
+    /** Every rank sends BYTES to its right while receiving from its left, ITERS times; rank 0 prints the rate. */
+    private static void ringBench(Rendezvous rv, String kind, long bytes, int iters) {
+        int n = rv.worldSize(), r = rv.rank();
+        try (Transport t = transport(rv, kind)) {
+            MemorySegment src = pattern(bytes, r), dst = Arena.ofAuto().allocate(bytes);
+            for (int i = 0; i < Math.min(iters, 20); i++) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+            barrier(rv, "ringbench-start");
+            long t0 = System.nanoTime();
+            for (int i = 0; i < iters; i++) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+            double s = (System.nanoTime() - t0) / 1e9;
+            if (dst.mismatch(pattern(bytes, (r + n - 1) % n)) != -1) throw new AssertionError("ringbench data mismatch");
+            barrier(rv, "ringbench-done");
+            if (r == 0) {
+                System.out.printf("ringbench %s ranks=%d bytes=%d iters=%d: %.2f GB/s per link, %.1f us per step%n",
+                        kind, n, bytes, iters, bytes * (double) iters / s / 1e9, s / iters * 1e6);
             }
         }
     }
