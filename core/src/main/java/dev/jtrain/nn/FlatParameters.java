@@ -22,7 +22,7 @@ public final class FlatParameters {
     public record Slot(String name, Tensor param, int offset, int numel) {}
 
     private final float[] data;
-    private final float[] grad;
+    private float[] grad;
     private final List<Slot> slots;
 
     private FlatParameters(float[] data, float[] grad, List<Slot> slots) {
@@ -59,7 +59,24 @@ public final class FlatParameters {
 
     public float[] data() { return data; }
 
-    public float[] grad() { return grad; }
+    public float[] grad() {
+        if (grad == null)
+            throw new IllegalStateException("this model's gradients are sharded (ZeRO-2): there is no full gradient buffer");
+        return grad;
+    }
+
+    /**
+     * Drops the full gradient buffer and detaches every parameter's grad view (ZeRO stage 2 keeps only gradient
+     * shards; autograd then creates a transient per-parameter gradient that the sharder consumes in its hook).
+     */
+    public void dropGradientBuffer() {
+        for (Slot s : slots) s.param().setGrad(null);
+        grad = null;
+    }
+
+    public boolean hasGradientBuffer() {
+        return grad != null;
+    }
 
     public List<Slot> slots() { return slots; }
 
@@ -72,6 +89,7 @@ public final class FlatParameters {
     }
 
     public void zeroGrad() {
-        Arrays.fill(grad, 0f);
+        if (grad != null) Arrays.fill(grad, 0f);
+        else for (Slot s : slots) s.param().setGrad(null);
     }
 }

@@ -6,9 +6,10 @@ import dev.jtrain.autograd.GradMode;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.nn.FlatParameters;
-import dev.jtrain.optim.AdamW;
+import dev.jtrain.dist.DataParallel;
+import dev.jtrain.dist.DataParallelOptions;
+import dev.jtrain.dist.SingleProcess;
 import dev.jtrain.optim.CosineSchedule;
-import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 
@@ -28,17 +29,27 @@ public final class Trainer {
     private final BatchSource train;
     private final BatchSource val;
     private final FlatParameters params;
-    private final AdamW optimizer;
+    private final DataParallel parallel;
     private final CosineSchedule schedule;
     private final StepArena arena = new StepArena();
 
+    /** Single process. */
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
+        this(config, model, train, val, p -> new SingleProcess(p, DataParallelOptions.defaults().withWeightDecay(config.weightDecay())));
+    }
+
+    /**
+     * With a data-parallel strategy built over the model's flat parameters (DDP, ZeRO). {@code train} and {@code val}
+     * give this rank's share of each global batch; losses are averaged over ranks.
+     */
+    public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val,
+                   java.util.function.Function<FlatParameters, DataParallel> strategy) {
         this.config = config.validate();
         this.model = model;
         this.train = train;
         this.val = val;
         this.params = FlatParameters.of(model);
-        this.optimizer = new AdamW(params, new AdamW.Options(0.9f, 0.95f, 1e-8f, config.weightDecay()));
+        this.parallel = strategy.apply(params);
         this.schedule = new CosineSchedule(config.learningRate(), config.minLearningRate(),
                 Math.min(config.warmupSteps(), config.effectiveDecaySteps()), config.effectiveDecaySteps());
         model.setActivationCheckpointing(config.activationCheckpointing());
@@ -46,11 +57,11 @@ public final class Trainer {
 
     public FlatParameters parameters() { return params; }
 
-    public AdamW optimizer() { return optimizer; }
+    public DataParallel parallel() { return parallel; }
 
     public Result run(TrainListener listener) {
         long start = System.nanoTime();
-        int T = config.model().blockSize(), B = config.batchSize(), accum = config.gradAccum();
+        int T = config.model().blockSize(), accum = config.gradAccum();
         double flopsPerStep = model.flopsPerToken(T) * config.tokensPerStep();
         double tokSum = 0, mfuSum = 0;
         int measured = 0, step = 0;
@@ -59,7 +70,7 @@ public final class Trainer {
         for (; step < config.maxSteps(); step++) {
             if (config.maxSeconds() > 0 && seconds(start) >= config.maxSeconds()) break;
             long s0 = System.nanoTime();
-            params.zeroGrad();
+            parallel.zeroGrad();
             SavedMemory.resetPeak();
             long dataNs = 0, computeNs = 0;
             double lossSum = 0;
@@ -67,8 +78,9 @@ public final class Trainer {
                 long d0 = System.nanoTime();
                 Batch b = train.next((long) step * accum + micro);
                 long c0 = System.nanoTime();
+                parallel.beginMicroStep(micro == accum - 1); // noSync on accumulation micro-steps
                 try (var scope = arena.open()) { // activations and gradients recycled, not garbage-collected
-                    Tensor loss = model.loss(b.x(), b.y(), B, T);
+                    Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
                     lossSum += loss.item();
                     (accum == 1 ? loss : loss.mul(1f / accum)).backward();
                 }
@@ -76,22 +88,26 @@ public final class Trainer {
                 dataNs += c0 - d0;
                 computeNs += c1 - c0;
             }
+            long w0 = System.nanoTime();
+            long commNs = parallel.finishGradients();
             long o0 = System.nanoTime();
-            float norm = GradClip.clipByGlobalNorm(params.grad(), config.gradClip());
             float lr = schedule.lr(step);
-            optimizer.step(lr);
+            float norm = parallel.step(lr, config.gradClip());
+            commNs += parallel.lastStepCommNanos();
             long s1 = System.nanoTime();
+            computeNs += (o0 - w0) - Math.min(o0 - w0, commNs);
             double stepSec = (s1 - s0) / 1e9;
             double tokPerSec = config.tokensPerStep() / stepSec;
-            double mfu = flopsPerStep / stepSec / config.peakFlops();
-            lastLoss = (float) (lossSum / accum);
+            double mfu = flopsPerStep / stepSec / (config.peakFlops() * parallel.worldSize());
+            lastLoss = parallel.average((float) (lossSum / accum));
             if (step > 0) { // step 0 includes JIT warm-up
                 tokSum += tokPerSec;
                 mfuSum += mfu;
                 measured++;
             }
             listener.onStep(new StepMetrics(step, lastLoss, lr, norm, tokPerSec, mfu, stepSec * 1e3, computeNs / 1e6,
-                    0.0, (s1 - o0) / 1e6, dataNs / 1e6, SavedMemory.peakBytes(), seconds(start)));
+                    commNs / 1e6, (s1 - o0 - parallel.lastStepCommNanos()) / 1e6, dataNs / 1e6, SavedMemory.peakBytes(),
+                    seconds(start)));
             boolean evalNow = config.evalInterval() > 0 && step > 0 && step % config.evalInterval() == 0;
             if (evalNow) lastVal = evaluateAndReport(step, listener, start);
         }
@@ -126,7 +142,7 @@ public final class Trainer {
         } finally {
             model.train(was);
         }
-        return (float) (sum / batches);
+        return parallel.average((float) (sum / batches));
     }
 
     private static double seconds(long startNs) {

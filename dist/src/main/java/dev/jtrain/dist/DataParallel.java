@@ -1,0 +1,46 @@
+package dev.jtrain.dist;
+
+/**
+ * How a training step's gradients become an optimizer update across ranks. The trainer calls, per optimizer step:
+ * <pre>
+ *   zeroGrad()
+ *   for each micro-batch: beginMicroStep(last) ; forward ; backward      (collectives launch from grad hooks)
+ *   finishGradients()                                                   (waits; returns exposed comm time)
+ *   step(lr, maxNorm)                                                   (clip + update + parameter sync)
+ * </pre>
+ * Implementations: {@link SingleProcess} (no communication), {@link DistributedDataParallel} (all-reduce buckets,
+ * replicated AdamW), {@link ZeroOptimizer} (reduce-scatter buckets, sharded AdamW, all-gather; ZeRO-1/2).
+ *
+ * <p>Threading: all calls from the training thread.
+ */
+public interface DataParallel extends AutoCloseable {
+    int rank();
+
+    int worldSize();
+
+    void zeroGrad();
+
+    /** Called before each micro-batch's backward; {@code sync} is false on accumulation micro-steps (noSync). */
+    void beginMicroStep(boolean sync);
+
+    /** Waits for this step's gradient collectives; returns nanoseconds spent waiting (exposed communication). */
+    long finishGradients();
+
+    /** Clips by global norm (maxNorm ≤ 0: no clipping), updates parameters, synchronises them; returns the norm. */
+    float step(float lr, float maxNorm);
+
+    /** Mean of a scalar over ranks (for logging the global loss). */
+    float average(float value);
+
+    /** Nanoseconds of the last {@link #step} spent waiting on collectives. */
+    long lastStepCommNanos();
+
+    /** Bytes this rank holds for parameters, gradients and optimizer state. */
+    MemoryReport memory();
+
+    /** Optimizer steps taken so far. */
+    int stepCount();
+
+    @Override
+    default void close() {}
+}

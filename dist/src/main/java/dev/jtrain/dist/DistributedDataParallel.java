@@ -1,0 +1,127 @@
+package dev.jtrain.dist;
+
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.Work;
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.GradClip;
+
+import java.util.List;
+
+/**
+ * Distributed data parallel (PyTorch DDP's design, Li et al. 2020): parameters replicated, rank 0's values broadcast
+ * at start; gradients grouped into {@link BucketPlan buckets} whose asynchronous all-reduce (AVG) is launched from the
+ * post-accumulate-grad hooks as soon as the bucket's last gradient is final, while backward continues. Buckets launch
+ * strictly in index order on every rank (a bucket that becomes ready early waits for its predecessors), so the
+ * collectives match across ranks. {@link #beginMicroStep beginMicroStep(false)} is noSync: gradients accumulate
+ * locally and only the last micro-step communicates.
+ *
+ * <p>Cost per step: one all-reduce of the gradients, 2(p-1)/p · 4P bytes per rank with a ring; memory 16 B/param.
+ */
+public final class DistributedDataParallel implements DataParallel {
+    private final FlatParameters params;
+    private final ProcessGroup pg;
+    private final DataParallelOptions options;
+    private final BucketPlan plan;
+    private final AdamW adam;
+    private final int[] pending;
+    private final boolean[] ready;
+    private final Work[] works;
+    private final CommTrace trace;
+    private int nextToLaunch;
+    private boolean sync = true;
+    private long lastStepComm;
+
+    public DistributedDataParallel(FlatParameters params, ProcessGroup pg, DataParallelOptions options, CommTrace trace) {
+        this.params = params;
+        this.pg = pg;
+        this.options = options;
+        this.trace = trace == null ? CommTrace.NONE : trace;
+        ParameterSync.verifyAndBroadcast(params, pg);
+        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytes());
+        this.adam = new AdamW(params, new AdamW.Options(options.beta1(), options.beta2(), options.eps(), options.weightDecay()));
+        int nb = plan.buckets().size();
+        pending = new int[nb];
+        ready = new boolean[nb];
+        works = new Work[nb];
+        resetBuckets();
+        List<FlatParameters.Slot> slots = params.slots();
+        for (int s = 0; s < slots.size(); s++) {
+            final int slot = s;
+            slots.get(s).param().registerPostAccumulateGradHook(t -> onGradReady(slot));
+        }
+    }
+
+    public BucketPlan plan() { return plan; }
+
+    private void resetBuckets() {
+        for (BucketPlan.Bucket b : plan.buckets()) {
+            pending[b.index()] = b.lastSlot() - b.firstSlot() + 1;
+            ready[b.index()] = false;
+            works[b.index()] = null;
+        }
+        nextToLaunch = 0;
+    }
+
+    private void onGradReady(int slot) {
+        if (!sync) return;
+        int b = plan.bucketOf(slot);
+        if (--pending[b] == 0) {
+            ready[b] = true;
+            if (options.overlap()) launchReady();
+        }
+    }
+
+    private void launchReady() {
+        List<BucketPlan.Bucket> bs = plan.buckets();
+        while (nextToLaunch < bs.size() && ready[nextToLaunch]) {
+            BucketPlan.Bucket b = bs.get(nextToLaunch);
+            trace.begin("allreduce bucket " + b.index(), b.length() * 4L);
+            works[b.index()] = pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
+            works[b.index()].future().whenComplete((v, e) -> trace.end("allreduce bucket " + b.index()));
+            nextToLaunch++;
+        }
+    }
+
+    @Override public int rank() { return pg.rank(); }
+
+    @Override public int worldSize() { return pg.size(); }
+
+    @Override public void zeroGrad() { params.zeroGrad(); }
+
+    @Override public void beginMicroStep(boolean sync) { this.sync = sync; }
+
+    @Override
+    public long finishGradients() {
+        if (!sync) return 0;
+        // Parameters that got no gradient this step (unused) never fire their hook: their buckets go now, in order.
+        java.util.Arrays.fill(ready, true);
+        launchReady();
+        long t0 = System.nanoTime();
+        for (Work w : works) w.waitFor();
+        long waited = System.nanoTime() - t0;
+        resetBuckets();
+        return waited;
+    }
+
+    @Override
+    public float step(float lr, float maxNorm) {
+        float norm = GradClip.clipByGlobalNorm(params.grad(), maxNorm); // grads are identical on every rank now
+        adam.step(lr);
+        lastStepComm = 0;
+        return norm;
+    }
+
+    @Override public float average(float value) { return ParameterSync.average(pg, value); }
+
+    @Override public long lastStepCommNanos() { return lastStepComm; }
+
+    @Override
+    public MemoryReport memory() {
+        long p = params.parameterCount();
+        return new MemoryReport(p, 4 * p, 4 * p, 8 * p, 0);
+    }
+
+    @Override public int stepCount() { return adam.stepCount(); }
+}

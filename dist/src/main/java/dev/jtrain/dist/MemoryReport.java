@@ -1,0 +1,26 @@
+package dev.jtrain.dist;
+
+/**
+ * Per-rank bytes of training state, to compare with the ZeRO paper's fp32 accounting (Rajbhandari et al. 2020,
+ * per parameter: weights 4 B, gradients 4 B, Adam m and v 8 B): DDP 16 B; stage 1 4 + 4 + 8/N; stage 2 4 + (4 + 8)/N.
+ * Transient staging buffers are reported separately (they do not grow with the model).
+ */
+public record MemoryReport(long parameters, long parameterBytes, long gradientBytes, long optimizerBytes, long stagingBytes) {
+    public long totalBytes() {
+        return parameterBytes + gradientBytes + optimizerBytes;
+    }
+
+    public double bytesPerParameter() {
+        return (double) totalBytes() / parameters;
+    }
+
+    /** The paper's figure for this stage and world size. */
+    public static double expectedBytesPerParameter(int stage, int world) {
+        return switch (stage) {
+            case 0 -> 16;
+            case 1 -> 8 + 8.0 / world;
+            case 2 -> 4 + 12.0 / world;
+            default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1 or 2: " + stage);
+        };
+    }
+}

@@ -1,0 +1,309 @@
+package dev.jtrain.dist;
+
+import dev.jtrain.comm.DType;
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.Work;
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.AdamWKernel;
+import dev.jtrain.tensor.kernel.VectorOps;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * ZeRO-sharded AdamW ("DistAdam"; Rajbhandari et al. 2020, stages 1 and 2).
+ *
+ * <p>Layout: each gradient bucket (see {@link BucketPlan}) of L floats is split evenly into N shards of S = ⌈L/N⌉
+ * (rounded to 16 floats; the tail is zero padding, never silently un-sharded); rank r owns shard r of every bucket,
+ * a contiguous slice of that bucket, as FSDP shards each FlatParameter. Adam's m and v exist only for owned shards.
+ *
+ * <p>Step sequence: gradients are reduce-scattered (AVG) per bucket, launched from the backward hooks in bucket order
+ * (later layers first). {@link #step} waits for them in launch order — the earliest-launched, likeliest finished, first —
+ * computes the global gradient norm with one all-reduce of S-sized partial sums, updates each bucket's owned shard and
+ * immediately launches that bucket's all-gather of updated parameters, so later buckets' updates overlap earlier
+ * buckets' all-gathers.
+ *
+ * <p>Stage 1 keeps the full gradient buffer (8 + 8/N B/param); stage 2 drops it and keeps only the reduced shard,
+ * each parameter's transient gradient being copied into a pooled staging buffer by its hook (4 + 12/N B/param).
+ * With gradient accumulation (noSync micro-steps) stage 2 keeps the per-parameter gradients until the last micro-step.
+ */
+public final class ZeroOptimizer implements DataParallel {
+    private record Piece(int flatOff, int shardOff, int length, boolean decay) {}
+
+    private record InFlight(Work work, float[] buffer, int bucket, boolean reduceScatter) {}
+
+    private final FlatParameters params;
+    private final ProcessGroup pg;
+    private final DataParallelOptions options;
+    private final int stage;
+    private final BucketPlan plan;
+    private final int world;
+    private final int rank;
+    private final int[] shardSize;
+    private final int[] stateBase;
+    private final List<List<Piece>> pieces = new ArrayList<>();
+    private final float[][] gradShard; // stage 2 only
+    private final float[] m;
+    private final float[] v;
+    private final int[] pending;
+    private final boolean[] ready;
+    private final float[][] bucketBuffer;
+    private final ArrayDeque<float[]> free = new ArrayDeque<>();
+    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+    private final int stagingFloats;
+    private final CommTrace trace;
+    private int staged;
+    private int nextToLaunch;
+    private boolean sync = true;
+    private int step;
+    private long lastStepComm;
+
+    public ZeroOptimizer(FlatParameters params, ProcessGroup pg, DataParallelOptions options, CommTrace trace) {
+        if (options.zeroStage() < 1) throw new IllegalArgumentException("ZeroOptimizer needs zeroStage 1 or 2, got " + options.zeroStage());
+        this.params = params;
+        this.pg = pg;
+        this.options = options;
+        this.stage = options.zeroStage();
+        this.trace = trace == null ? CommTrace.NONE : trace;
+        this.world = pg.size();
+        this.rank = pg.rank();
+        ParameterSync.verifyAndBroadcast(params, pg);
+        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytes());
+        int nb = plan.buckets().size();
+        shardSize = new int[nb];
+        stateBase = new int[nb];
+        int total = 0, maxPadded = 0;
+        var slots = params.slots();
+        for (BucketPlan.Bucket b : plan.buckets()) {
+            int s = (b.length() + world - 1) / world;
+            s = (s + 15) / 16 * 16;
+            shardSize[b.index()] = s;
+            stateBase[b.index()] = total;
+            total += s;
+            maxPadded = Math.max(maxPadded, s * (world + 1));
+            int own0 = b.lo() + rank * s, own1 = Math.min(b.hi(), own0 + s);
+            List<Piece> list = new ArrayList<>();
+            for (int i = b.firstSlot(); i <= b.lastSlot(); i++) {
+                var sl = slots.get(i);
+                int a = Math.max(own0, sl.offset()), z = Math.min(own1, sl.offset() + sl.numel());
+                if (a < z) list.add(new Piece(a, a - own0, z - a, sl.param().dim() >= 2));
+            }
+            pieces.add(list);
+        }
+        m = new float[total];
+        v = new float[total];
+        stagingFloats = maxPadded; // [0, N·S) reduce-scatter input / all-gather output, [N·S, (N+1)·S) shard output
+        gradShard = stage == 2 ? new float[nb][] : null;
+        if (stage == 2) {
+            for (int b = 0; b < nb; b++) gradShard[b] = new float[shardSize[b]];
+            params.dropGradientBuffer();
+        }
+        pending = new int[nb];
+        ready = new boolean[nb];
+        bucketBuffer = new float[nb][];
+        resetBuckets();
+        for (int s = 0; s < slots.size(); s++) {
+            final int slot = s;
+            slots.get(s).param().registerPostAccumulateGradHook(t -> onGradReady(slot, t));
+        }
+    }
+
+    public BucketPlan plan() { return plan; }
+
+    private void resetBuckets() {
+        for (BucketPlan.Bucket b : plan.buckets()) {
+            pending[b.index()] = b.lastSlot() - b.firstSlot() + 1;
+            ready[b.index()] = false;
+        }
+        nextToLaunch = 0;
+    }
+
+    private void onGradReady(int slot, Tensor param) {
+        if (!sync) return;
+        int b = plan.bucketOf(slot);
+        if (stage == 2) {
+            BucketPlan.Bucket bk = plan.buckets().get(b);
+            if (bucketBuffer[b] == null) bucketBuffer[b] = acquire();
+            var sl = params.slots().get(slot);
+            Tensor g = param.grad();
+            System.arraycopy(g.data(), g.offset(), bucketBuffer[b], sl.offset() - bk.lo(), sl.numel());
+            param.setGrad(null); // the full gradient is not kept: that is stage 2's saving
+        }
+        if (--pending[b] == 0) {
+            ready[b] = true;
+            if (options.overlap()) launchReady();
+        }
+    }
+
+    private void launchReady() {
+        var bs = plan.buckets();
+        while (nextToLaunch < bs.size() && ready[nextToLaunch]) {
+            BucketPlan.Bucket b = bs.get(nextToLaunch);
+            int s = shardSize[b.index()];
+            float[] buf = bucketBuffer[b.index()];
+            if (buf == null) { // stage 1: the bucket's gradients are in the flat buffer
+                buf = acquire();
+                if (stage == 1) System.arraycopy(params.grad(), b.lo(), buf, 0, b.length());
+            }
+            bucketBuffer[b.index()] = null;
+            MemorySegment all = MemorySegment.ofArray(buf);
+            MemorySegment in = all.asSlice(0, (long) world * s * Float.BYTES);
+            MemorySegment out = stage == 2 ? MemorySegment.ofArray(gradShard[b.index()])
+                    : all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
+            String name = "reduce_scatter bucket " + b.index();
+            trace.begin(name, (long) world * s * Float.BYTES);
+            Work w = pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
+            w.future().whenComplete((x, e) -> trace.end(name));
+            inFlight.add(new InFlight(w, buf, b.index(), true));
+            nextToLaunch++;
+        }
+    }
+
+    /** A zeroed staging buffer: a free one, else the oldest in-flight one once its collective is done, else a new one. */
+    private float[] acquire() {
+        float[] buf = free.poll();
+        if (buf == null && !inFlight.isEmpty()) {
+            complete(inFlight.poll());
+            buf = free.poll();
+        }
+        if (buf == null) {
+            buf = new float[stagingFloats];
+            staged++;
+        }
+        Arrays.fill(buf, 0f);
+        return buf;
+    }
+
+    /** Waits for one collective and finishes it: copies its result where it belongs, returns its buffer. */
+    private long complete(InFlight f) {
+        long t0 = System.nanoTime();
+        f.work().waitFor();
+        long waited = System.nanoTime() - t0;
+        BucketPlan.Bucket b = plan.buckets().get(f.bucket());
+        int s = shardSize[f.bucket()];
+        if (f.reduceScatter()) {
+            if (stage == 1) { // reduced shard back into the flat gradient buffer, only the real (unpadded) part
+                int own0 = b.lo() + rank * s, len = Math.max(0, Math.min(b.hi(), own0 + s) - own0);
+                System.arraycopy(f.buffer(), world * s, params.grad(), own0, len);
+            }
+        } else {
+            System.arraycopy(f.buffer(), 0, params.data(), b.lo(), b.length());
+        }
+        free.push(f.buffer());
+        return waited;
+    }
+
+    @Override public int rank() { return rank; }
+
+    @Override public int worldSize() { return world; }
+
+    @Override
+    public void zeroGrad() {
+        if (stage == 1) params.zeroGrad();
+        else {
+            params.zeroGrad();
+            for (float[] g : gradShard) Arrays.fill(g, 0f);
+        }
+    }
+
+    @Override public void beginMicroStep(boolean sync) { this.sync = sync; }
+
+    @Override
+    public long finishGradients() {
+        if (!sync) return 0;
+        var bs = plan.buckets();
+        for (int b = 0; b < bs.size(); b++) {
+            if (ready[b]) continue;
+            if (stage == 2) drainUnusedGradients(bs.get(b));
+            ready[b] = true;
+        }
+        launchReady();
+        long waited = 0;
+        while (!inFlight.isEmpty()) waited += complete(inFlight.poll());
+        resetBuckets();
+        return waited;
+    }
+
+    /** Stage 2, bucket with parameters that got no gradient: stage the ones that did, zeros for the rest. */
+    private void drainUnusedGradients(BucketPlan.Bucket b) {
+        if (bucketBuffer[b.index()] == null) bucketBuffer[b.index()] = acquire();
+        for (int i = b.firstSlot(); i <= b.lastSlot(); i++) {
+            var sl = params.slots().get(i);
+            Tensor g = sl.param().grad();
+            if (g != null) {
+                System.arraycopy(g.data(), g.offset(), bucketBuffer[b.index()], sl.offset() - b.lo(), sl.numel());
+                sl.param().setGrad(null);
+            }
+        }
+    }
+
+    private float[] gradOf(int bucket) {
+        return stage == 2 ? gradShard[bucket] : params.grad();
+    }
+
+    private int gradOffset(Piece p) {
+        return stage == 2 ? p.shardOff() : p.flatOff();
+    }
+
+    @Override
+    public float step(float lr, float maxNorm) {
+        step++;
+        long comm = 0;
+        double[] sq = {0};
+        for (int b = 0; b < pieces.size(); b++)
+            for (Piece p : pieces.get(b)) sq[0] += VectorOps.sumSquares(gradOf(b), gradOffset(p), p.length());
+        long t0 = System.nanoTime();
+        pg.allReduce(MemorySegment.ofArray(sq), 1, DType.FLOAT64, ReduceOp.SUM);
+        comm += System.nanoTime() - t0;
+        float norm = (float) Math.sqrt(sq[0]);
+        float scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6f) : 1f;
+        var bs = plan.buckets();
+        for (int b = 0; b < bs.size(); b++) {
+            float[] g = gradOf(b);
+            for (Piece p : pieces.get(b)) {
+                if (scale != 1f) VectorOps.scale(scale, g, gradOffset(p), g, gradOffset(p), p.length());
+                int st = stateBase[b] + p.shardOff();
+                AdamWKernel.step(params.data(), p.flatOff(), g, gradOffset(p), m, st, v, st, p.length(), lr,
+                        options.beta1(), options.beta2(), options.eps(), p.decay() ? options.weightDecay() : 0f, step);
+            }
+            launchAllGather(bs.get(b));
+        }
+        while (!inFlight.isEmpty()) comm += complete(inFlight.poll());
+        lastStepComm = comm;
+        return norm;
+    }
+
+    private void launchAllGather(BucketPlan.Bucket b) {
+        int s = shardSize[b.index()];
+        float[] buf = acquire();
+        int own0 = b.lo() + rank * s, len = Math.max(0, Math.min(b.hi(), own0 + s) - own0);
+        System.arraycopy(params.data(), own0, buf, world * s, len); // input after the output region, zero-padded
+        MemorySegment all = MemorySegment.ofArray(buf);
+        MemorySegment in = all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
+        String name = "all_gather bucket " + b.index();
+        trace.begin(name, (long) world * s * Float.BYTES);
+        Work w = pg.allGatherAsync(in, all.asSlice(0, (long) world * s * Float.BYTES), s, DType.FLOAT32);
+        w.future().whenComplete((x, e) -> trace.end(name));
+        inFlight.add(new InFlight(w, buf, b.index(), false));
+    }
+
+    @Override public float average(float value) { return ParameterSync.average(pg, value); }
+
+    @Override public long lastStepCommNanos() { return lastStepComm; }
+
+    @Override
+    public MemoryReport memory() {
+        long p = params.parameterCount();
+        long grads = stage == 1 ? 4L * params.size() : 4L * m.length;
+        return new MemoryReport(p, 4L * params.size(), grads, 8L * m.length, 4L * staged * stagingFloats);
+    }
+
+    @Override public int stepCount() { return step; }
+
+    public int stage() { return stage; }
+}
