@@ -43,5 +43,7 @@ public final class PrefixStore implements Store {
 
     @Override public long timeoutMs() { return inner.timeoutMs(); }
 
+    @Override public String localAddress() { return inner.localAddress(); }
+
     @Override public void close() { }
 }

@@ -40,6 +40,12 @@ public interface Store extends AutoCloseable {
     /** Number of keys currently held (all prefixes). */
     long numKeys();
 
+    /**
+     * The address of this host as the store's server sees it (the interface that reaches it), or {@code null} when
+     * the store is in-process. Transports advertise it so that ranks on other hosts can dial this one.
+     */
+    default String localAddress() { return null; }
+
     /** Default timeout of the blocking calls, in milliseconds. */
     long timeoutMs();
 

@@ -170,6 +170,8 @@ public final class TcpStore implements Store {
 
     @Override public long timeoutMs() { return options.timeoutMs(); }
 
+    @Override public String localAddress() { return socket.getLocalAddress().getHostAddress(); }
+
     /** After a failed exchange the stream position is unknown: later calls must fail rather than misread replies. */
     private void dropConnection() {
         broken = true;

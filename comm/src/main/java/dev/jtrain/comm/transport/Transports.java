@@ -44,10 +44,10 @@ public final class Transports {
                     + size + " ranks run on this host (" + me + "); use auto or tcp");
         }
         if (size == 1 || kind.equals("shm") || (kind.equals("auto") && local == size)) return shm(options, store, rank, size, sameHost);
-        if (kind.equals("tcp") || local == 1) return tcp(options, store, rank, size);
+        if (kind.equals("tcp") || local == 1) return tcp(options, store, rank, size, local == size);
         ShmTransport shm = shm(options, store, rank, size, sameHost);
         try {
-            return new HybridTransport(shm, tcp(options, store, rank, size), sameHost);
+            return new HybridTransport(shm, tcp(options, store, rank, size, false), sameHost);
         } catch (RuntimeException e) {
             shm.close();
             throw e;
@@ -59,9 +59,29 @@ public final class Transports {
         return ShmTransport.connect(store, rank, size, peers, so);
     }
 
-    private static TcpTransport tcp(TransportOptions o, Store store, int rank, int size) {
-        var to = new TcpTransportOptions(o.bindHost(), o.advertiseHost(), o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
+    private static TcpTransport tcp(TransportOptions o, Store store, int rank, int size, boolean allOnThisHost) {
+        String bind = o.bindHost(), advertise = o.advertiseHost();
+        if (bind == null && !allOnThisHost) {
+            // Other hosts must reach us: listen everywhere and advertise the address that reaches the store's
+            // host (JTRAIN_ADVERTISE_ADDR overrides, for hosts with several networks).
+            bind = "0.0.0.0";
+            if (advertise == null) advertise = System.getenv(ADVERTISE_ENV);
+            if (advertise == null) advertise = store.localAddress();
+            if (advertise == null) advertise = hostName();
+        }
+        var to = new TcpTransportOptions(bind, advertise, o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
         return TcpTransport.connect(store, rank, size, to);
+    }
+
+    /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
+    public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            throw new CommException("cannot determine this host's name to advertise; set " + ADVERTISE_ENV, e);
+        }
     }
 
     private static String hostKey(TransportOptions o, int rank) { return "transport/" + o.groupId() + "/host/" + rank; }
@@ -70,8 +90,8 @@ public final class Transports {
     static String hostIdentity() {
         String host;
         try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
+            host = hostName();
+        } catch (CommException e) {
             host = "unknown-host";
         }
         String boot = "";

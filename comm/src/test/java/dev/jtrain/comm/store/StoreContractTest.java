@@ -55,6 +55,8 @@ class StoreContractTest {
             assertThat(s.delete("a")).isTrue();
             assertThat(s.delete("a")).isFalse();
             assertThat(s.numKeys()).isEqualTo(1);
+            assertThat(s.localAddress()).isEqualTo(kind.equals("tcp") ? "127.0.0.1" : null);
+            assertThat(new PrefixStore("p", s).localAddress()).isEqualTo(s.localAddress());
         } finally {
             closeAll(st);
         }

@@ -33,6 +33,27 @@ class TcpTransportTest extends TransportContractTest {
     protected boolean sendBlocksWhileReceiverIsIdle() { return false; }
 
     @Test
+    void meshFormsWhenListeningOnAllInterfacesAndAdvertisingTheStoreFacingAddress() throws Exception {
+        try (dev.jtrain.comm.store.TcpStore store = dev.jtrain.comm.store.TcpStore.create(
+                dev.jtrain.comm.store.TcpStoreOptions.server("127.0.0.1", 0, TOKEN, 10_000))) {
+            var opts = new TcpTransportOptions("0.0.0.0", store.localAddress(), TOKEN, "all", 10_000, 0, 0);
+            Transport[] t = new Transport[2];
+            onEveryRank(2, r -> t[r] = TcpTransport.connect(store, r, 2, opts));
+            try {
+                String addr = new String(store.get(TcpBootstrap.addressKey("all", 0)), StandardCharsets.UTF_8);
+                assertThat(addr).startsWith("127.0.0.1:");
+                onEveryRank(2, r -> {
+                    MemorySegment dst = Arena.ofAuto().allocate(3);
+                    t[r].sendRecv(1 - r, random(3, seed + r), 1 - r, dst, 0);
+                    assertSameBytes(dst, random(3, seed + 1 - r));
+                });
+            } finally {
+                closeAll(t);
+            }
+        }
+    }
+
+    @Test
     void closeEndsEveryThreadOfTheTransport() throws Exception {
         Transport[] t = createGroup(3, 5_000);
         assertThat(transportThreads()).isPositive();
