@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import static dev.jtrain.tensor.kernel.Sgemm.KC;
 import static dev.jtrain.tensor.kernel.SgemmKernel.L;
 import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
 import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
@@ -7,6 +8,7 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.S;
 
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 
 /**
  * Packs blocks of op(A) and op(B) into the contiguous micro-panel layouts the {@link SgemmKernel} streams
@@ -15,8 +17,9 @@ import jdk.incubator.vector.FloatVector;
  * kernel always runs a full MR x NR tile (the padded rows/columns are simply not written back).
  *
  * <pre>
- * packed A block (mc x kc):  panel 0 = rows 0..MR-1 | panel 1 = rows MR..2MR-1 | ...
- *                            inside a panel: [p=0: r0 r1 .. r(MR-1)] [p=1: r0 .. ] ...   (MR * kc floats)
+ * packed A block (mc x kc):  panel 0 = rows 0..MR-1 | panel 1 = rows MR..2MR-1 | ...   (MR * KC floats each)
+ *   A stored m x k (rowA):   [r=0: p0 p1 .. p(kc-1) ..KC] [r=1: ...] ...     row-major, row stride KC
+ *   A stored k x m:          [p=0: r0 r1 .. r(MR-1)] [p=1: r0 .. ] ...       p-major
  * packed B block (kc x nc):  panel 0 = cols 0..NR-1 | panel 1 = cols NR..2NR-1 | ...
  *                            inside a panel: [p=0: c0 c1 .. c(NR-1)] [p=1: ...] ...     (kc * NR floats)
  * </pre>
@@ -26,27 +29,29 @@ import jdk.incubator.vector.FloatVector;
 final class SgemmPack {
     private SgemmPack() {}
 
-    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} (ceil(mc/MR) panels of MR * kc floats). */
+    /**
+     * Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap}: ceil(mc/MR) panels of MR * KC floats. A stored
+     * m x k becomes row-major panels (row r of a panel at r * KC: one contiguous copy per row); A stored k x m
+     * becomes p-major panels (the MR values of one k step at p * MR: one masked vector copy per k step). Either
+     * way no element-by-element transposition; the matching kernel reads each layout ({@code rowA}).
+     */
     static void packA(boolean transA, float[] a, int aOff, int lda, int i0, int p0, int mc, int kc, float[] ap) {
-        for (int ip = 0, base = 0; ip < mc; ip += MR, base += MR * kc) {
+        for (int ip = 0, base = 0; ip < mc; ip += MR, base += MR * KC) {
             int rows = Math.min(MR, mc - ip);
             if (transA) {
-                // A stored k x m: the MR values of one k step are contiguous in memory.
-                for (int p = 0; p < kc; p++) {
-                    int src = aOff + (p0 + p) * lda + i0 + ip;
-                    int dst = base + p * MR;
-                    System.arraycopy(a, src, ap, dst, rows);
-                    if (rows < MR) Arrays.fill(ap, dst + rows, dst + MR, 0f);
+                for (int q = 0; q < MR; q += L) {
+                    VectorMask<Float> load = S.indexInRange(q, rows);
+                    VectorMask<Float> store = S.indexInRange(q, MR);
+                    int src = aOff + p0 * lda + i0 + ip + q;
+                    for (int p = 0, dst = base + q; p < kc; p++, dst += MR, src += lda) {
+                        FloatVector.fromArray(S, a, src, load).intoArray(ap, dst, store);
+                    }
                 }
             } else {
-                // A stored m x k: read each row once, contiguously, and scatter it with stride MR.
                 for (int r = 0; r < rows; r++) {
-                    int src = aOff + (i0 + ip + r) * lda + p0;
-                    for (int p = 0, dst = base + r; p < kc; p++, dst += MR) ap[dst] = a[src + p];
+                    System.arraycopy(a, aOff + (i0 + ip + r) * lda + p0, ap, base + r * KC, kc);
                 }
-                for (int r = rows; r < MR; r++) {
-                    for (int p = 0, dst = base + r; p < kc; p++, dst += MR) ap[dst] = 0f;
-                }
+                for (int r = rows; r < MR; r++) Arrays.fill(ap, base + r * KC, base + r * KC + kc, 0f);
             }
         }
     }

@@ -35,7 +35,7 @@ final class SgemmWorkspace {
               float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
               float beta, float[] c, int cOff, int ldc) {
         int mcMax = Math.min(MC, roundUp(i1 - i0, MR));
-        int apNeed = mcMax * Math.min(KC, k);
+        int apNeed = mcMax * KC;
         if (ap.length < apNeed) ap = new float[apNeed];
         for (int pc = 0; pc < k; pc += KC) {
             int kc = Math.min(KC, k - pc);
@@ -46,19 +46,20 @@ final class SgemmWorkspace {
                 for (int jc = j0; jc < j1; jc += NC) {
                     int nc = Math.min(NC, j1 - jc);
                     SgemmPack.packB(transB, b, bOff, ldb, pc, jc, kc, nc, bp);
-                    macroKernel(kc, mc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
+                    macroKernel(!transA, kc, mc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
                 }
             }
         }
     }
 
     /** Sweeps the packed blocks: A micro-panel fixed (L1) while B micro-panels stream from L2. */
-    private void macroKernel(int kc, int mc, int nc, float alpha, float beta, float[] c, int cOff, int ldc) {
+    private void macroKernel(boolean rowA, int kc, int mc, int nc, float alpha, float beta,
+                             float[] c, int cOff, int ldc) {
         for (int ir = 0; ir < mc; ir += MR) {
             int rows = Math.min(MR, mc - ir);
-            int apOff = ir * kc;
+            int apOff = ir * KC;
             for (int jr = 0; jr < nc; jr += NR) {
-                SgemmKernel.kernel(kc, ap, apOff, bp, jr * kc, tile);
+                SgemmKernel.kernel(rowA, kc, ap, apOff, bp, jr * kc, tile);
                 SgemmKernel.writeBack(tile, c, cOff + ir * ldc + jr, ldc, alpha, beta, rows, Math.min(NR, nc - jr));
             }
         }

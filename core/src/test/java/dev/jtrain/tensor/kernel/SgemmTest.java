@@ -119,25 +119,30 @@ class SgemmTest {
         }
     }
 
-    /** Both micro-kernels, whichever this machine selected, on packed panels against a scalar loop. */
+    /** All four micro-kernels, whichever this machine selected, on packed panels against a scalar loop. */
     @Test
-    void bothMicroKernelsMatchAScalarLoop() {
+    void allMicroKernelsMatchAScalarLoop() {
         SplittableRandom rnd = new SplittableRandom(SEED + 11);
-        int nr = SgemmKernel.NR, kc = 37;
+        int nr = SgemmKernel.NR, kc = 37, stride = Sgemm.KC;
         for (int mr : new int[] {6, 12}) {
-            float[] ap = random(rnd, 3 + mr * kc), bp = random(rnd, 5 + kc * nr), tile = new float[mr * nr];
-            if (mr == 6) SgemmKernel.kernel6(kc, ap, 3, bp, 5, tile);
-            else SgemmKernel.kernel12(kc, ap, 3, bp, 5, tile);
-            for (int r = 0; r < mr; r++) {
-                for (int j = 0; j < nr; j++) {
-                    double ref = 0, mag = 0;
-                    for (int p = 0; p < kc; p++) {
-                        double t = (double) ap[3 + p * mr + r] * bp[5 + p * nr + j];
-                        ref += t;
-                        mag += Math.abs(t);
+            for (boolean rowA : new boolean[] {false, true}) {
+                float[] ap = random(rnd, 3 + mr * stride), bp = random(rnd, 5 + kc * nr), tile = new float[mr * nr];
+                if (mr == 6 && rowA) SgemmMicroKernels.kernel6RowA(kc, ap, 3, bp, 5, tile);
+                else if (mr == 6) SgemmMicroKernels.kernel6(kc, ap, 3, bp, 5, tile);
+                else if (rowA) SgemmMicroKernels.kernel12RowA(kc, ap, 3, bp, 5, tile);
+                else SgemmMicroKernels.kernel12(kc, ap, 3, bp, 5, tile);
+                for (int r = 0; r < mr; r++) {
+                    for (int j = 0; j < nr; j++) {
+                        double ref = 0, mag = 0;
+                        for (int p = 0; p < kc; p++) {
+                            float av = rowA ? ap[3 + r * stride + p] : ap[3 + p * mr + r];
+                            double t = (double) av * bp[5 + p * nr + j];
+                            ref += t;
+                            mag += Math.abs(t);
+                        }
+                        assertThat((double) tile[r * nr + j]).as("kernel%d rowA=%b r=%d j=%d", mr, rowA, r, j)
+                                .isCloseTo(ref, org.assertj.core.data.Offset.offset(REL_TOL * mag + 1e-6));
                     }
-                    assertThat((double) tile[r * nr + j]).as("kernel%d r=%d j=%d", mr, r, j)
-                            .isCloseTo(ref, org.assertj.core.data.Offset.offset(REL_TOL * mag + 1e-6));
                 }
             }
         }
