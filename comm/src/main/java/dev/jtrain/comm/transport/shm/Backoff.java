@@ -31,6 +31,7 @@ final class Backoff {
             idles++;
             Thread.yield();
         } else {
+            if (parkNanos == MIN_PARK_NANOS) TimerSlack.minimiseForCurrentThread();
             LockSupport.parkNanos(parkNanos);
             parkNanos = Math.min(MAX_PARK_NANOS, parkNanos * 2);
         }
