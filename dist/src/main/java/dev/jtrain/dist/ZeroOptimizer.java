@@ -189,7 +189,7 @@ public final class ZeroOptimizer implements DataParallel {
         if (f.reduceScatter()) {
             if (stage == 1) { // reduced shard back into the flat gradient buffer, only the real (unpadded) part
                 int own0 = b.lo() + rank * s, len = Math.max(0, Math.min(b.hi(), own0 + s) - own0);
-                System.arraycopy(f.buffer(), world * s, params.grad(), own0, len);
+                if (len > 0) System.arraycopy(f.buffer(), world * s, params.grad(), own0, len); // last ranks may own only padding
             }
         } else {
             System.arraycopy(f.buffer(), 0, params.data(), b.lo(), b.length());
@@ -282,7 +282,7 @@ public final class ZeroOptimizer implements DataParallel {
         int s = shardSize[b.index()];
         float[] buf = acquire();
         int own0 = b.lo() + rank * s, len = Math.max(0, Math.min(b.hi(), own0 + s) - own0);
-        System.arraycopy(params.data(), own0, buf, world * s, len); // input after the output region, zero-padded
+        if (len > 0) System.arraycopy(params.data(), own0, buf, world * s, len); // input after the output region, zero-padded
         MemorySegment all = MemorySegment.ofArray(buf);
         MemorySegment in = all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
         String name = "all_gather bucket " + b.index();

@@ -1,0 +1,137 @@
+package dev.jtrain.dist;
+
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.tensor.Rng;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+@Timeout(120)
+class DataParallelBehaviourTest {
+    /** Records collective launches in order, with the moment the first layer's gradient became final. */
+    static final class Recorder implements CommTrace {
+        final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
+        @Override public void begin(String name, long bytes) { events.add("begin " + name); }
+
+        @Override public void end(String name) {}
+    }
+
+    static DataParallel make(int stage, FlatParameters flat, dev.jtrain.comm.ProcessGroup pg, Recorder rec) {
+        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048);
+        return stage == 0 ? new DistributedDataParallel(flat, pg, o, rec) : new ZeroOptimizer(flat, pg, o, rec);
+    }
+
+    static int[] ids(long seed, int n, int vocab) {
+        Rng r = new Rng(seed);
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) a[i] = r.nextInt(vocab);
+        return a;
+    }
+
+    /**
+     * Buckets launch in index order on every rank, and bucket 0 (the last layers) is launched from a backward hook
+     * before the first layer's gradient (the tied embedding, final only at the very end of backward) exists.
+     */
+    @ParameterizedTest(name = "ZeRO stage {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void bucketsLaunchInOrderWhileBackwardRuns(int stage) throws Exception {
+        List<List<String>> perRank = Ranks.run(2, (rank, pg) -> {
+            TinyLm m = new TinyLm(37, 21, 1);
+            FlatParameters flat = FlatParameters.of(m);
+            Recorder rec = new Recorder();
+            DataParallel dp = make(stage, flat, pg, rec);
+            m.wte.weight.registerPostAccumulateGradHook(t -> rec.events.add("embedding grad final"));
+            dp.zeroGrad();
+            dp.beginMicroStep(true);
+            m.loss(ids(rank, 32, 37), ids(rank + 9, 32, 37), 4, 8).backward();
+            dp.finishGradients();
+            int buckets = stage == 0 ? ((DistributedDataParallel) dp).plan().buckets().size() : ((ZeroOptimizer) dp).plan().buckets().size();
+            assertThat(buckets).isGreaterThan(2);
+            return new ArrayList<>(rec.events);
+        });
+        for (List<String> ev : perRank) {
+            assertThat(ev.indexOf("embedding grad final")).isGreaterThan(ev.indexOf(ev.stream().filter(e -> e.endsWith("bucket 0")).findFirst().orElseThrow()));
+            List<String> launches = ev.stream().filter(e -> e.startsWith("begin")).toList();
+            for (int i = 0; i < launches.size(); i++) assertThat(launches.get(i)).endsWith("bucket " + i);
+        }
+        assertThat(perRank.get(1).stream().filter(e -> e.startsWith("begin")).toList())
+                .isEqualTo(perRank.get(0).stream().filter(e -> e.startsWith("begin")).toList());
+    }
+
+    @ParameterizedTest(name = "ZeRO stage {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void noSyncMicroStepsDoNotCommunicate(int stage) throws Exception {
+        List<Integer> counts = Ranks.run(2, (rank, pg) -> {
+            TinyLm m = new TinyLm(37, 21, 1);
+            FlatParameters flat = FlatParameters.of(m);
+            Recorder rec = new Recorder();
+            DataParallel dp = make(stage, flat, pg, rec);
+            dp.zeroGrad();
+            dp.beginMicroStep(false);
+            m.loss(ids(rank, 32, 37), ids(rank + 9, 32, 37), 4, 8).backward();
+            assertThat(dp.finishGradients()).isZero();
+            int afterNoSync = rec.events.size();
+            dp.beginMicroStep(true);
+            m.loss(ids(rank + 1, 32, 37), ids(rank + 7, 32, 37), 4, 8).backward();
+            dp.finishGradients();
+            assertThat(rec.events.size()).isGreaterThan(afterNoSync);
+            return afterNoSync;
+        });
+        assertThat(counts).containsOnly(0);
+    }
+
+    /** World size 3 with a parameter count not divisible by 3: every element owned by exactly one rank, padding zero. */
+    @Test
+    void zeroShardsCoverEveryParameterOnceForWorldThree() throws Exception {
+        List<float[]> params = Ranks.run(3, (rank, pg) -> {
+            TinyLm m = new TinyLm(37, 21, 1);
+            FlatParameters flat = FlatParameters.of(m);
+            assertThat(flat.parameterCount() % 3).isNotZero();
+            ZeroOptimizer z = new ZeroOptimizer(flat, pg, DataParallelOptions.defaults().withZeroStage(2).withBuckets(512, 2048), null);
+            z.zeroGrad();
+            z.beginMicroStep(true);
+            m.loss(ids(rank, 32, 37), ids(rank + 9, 32, 37), 4, 8).backward();
+            z.finishGradients();
+            z.step(1e-2f, 0f);
+            // Optimizer state covers (about) a third of the parameters per rank, padding included, not all of them.
+            assertThat(z.memory().optimizerBytes()).isLessThan(8L * flat.parameterCount() / 3 + 8L * 16 * 3 * z.plan().buckets().size());
+            return flat.data().clone();
+        });
+        assertThat(params.get(1)).containsExactly(params.get(0));
+        assertThat(params.get(2)).containsExactly(params.get(0));
+    }
+
+    /** Per-rank bytes against the ZeRO paper's formulas (fp32: 16, 8 + 8/N, 4 + 12/N B/param), within alignment padding. */
+    @ParameterizedTest(name = "ZeRO stage {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void memoryPerRankFollowsTheZeroFormulas(int stage) throws Exception {
+        for (int world : new int[]{2, 4}) {
+            List<MemoryReport> reports = Ranks.run(world, (rank, pg) -> {
+                TinyLm m = new TinyLm(1000, 96, 1);
+                FlatParameters flat = FlatParameters.of(m);
+                return make(stage, flat, pg, null).memory();
+            });
+            for (MemoryReport r : reports)
+                assertThat(r.bytesPerParameter()).as("world %d stage %d", world, stage)
+                        .isCloseTo(MemoryReport.expectedBytesPerParameter(stage, world), within(0.02 * MemoryReport.expectedBytesPerParameter(stage, world)));
+        }
+    }
+
+    @Test
+    void differentModelsOnDifferentRanksFailClearlyEverywhere() {
+        assertThatThrownBy(() -> Ranks.run(2, (rank, pg) -> {
+            TinyLm m = new TinyLm(37, rank == 0 ? 21 : 22, 1);
+            return new DistributedDataParallel(FlatParameters.of(m), pg, DataParallelOptions.defaults(), null);
+        })).hasMessageContaining("parameter layouts differ across ranks").hasMessageContaining("rank 1");
+    }
+}
