@@ -31,7 +31,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     private final Transport transport;
     private final int tagBase;
     private final long timeoutMs;
-    private final long chunkBytes;
+    private volatile long chunkBytes;
     private final boolean debug;
     private final String groupLabel;
     private final ScratchPool scratch = new ScratchPool();
@@ -73,6 +73,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     }
 
     Thread thread() { return thread; }
+
+    /** Set once at group start, before the first collective (rank 0's choice, see ProcessGroupOptions#chunkBytes). */
+    void chunkBytes(long bytes) { this.chunkBytes = bytes; }
 
     /** A context for the current operation; remembered so a failure can name the last peer. */
     CollectiveContext context(DType dtype, ReduceOp op) {

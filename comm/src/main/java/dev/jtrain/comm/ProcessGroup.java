@@ -75,10 +75,31 @@ public final class ProcessGroup implements AutoCloseable {
         this.timeoutMs = options.timeoutMs() > 0 ? options.timeoutMs() : transport.timeoutMs();
         this.selector = new AlgorithmSelector(options.algorithms());
         this.label = "g" + groupId + "r" + transport.rank();
-        this.engine = new GroupEngine(transport, TagSpace.collectiveBase(groupId), timeoutMs, options.chunkBytes(),
+        this.engine = new GroupEngine(transport, TagSpace.collectiveBase(groupId), timeoutMs,
+                options.chunkBytes() > 0 ? options.chunkBytes() : ProcessGroupOptions.DEFAULT_CHUNK_BYTES,
                 options.debugDetail(), label);
         this.p2p = new PointToPoint(this, engine, transport, groupId);
         this.costModel = options.costModel();
+        if (costModel != null) useChunk(costModel);
+    }
+
+    /** The chunk all ranks use: the explicit option, else the one in the (rank 0's, broadcast) cost model. */
+    private void useChunk(CostModel m) {
+        long chunk = options.chunkBytes() > 0 ? options.chunkBytes() : m.chunkBytes();
+        engine.chunkBytes(chunk);
+        if (chunk != m.chunkBytes()) costModel = new CostModel(m.alphaSeconds(), m.betaSecondsPerByte(), m.gammaSecondsPerByte(), chunk);
+    }
+
+    /** Auto chunk size from what this rank sees (only rank 0's choice is used). */
+    private long localChunkChoice() {
+        if (options.chunkBytes() > 0) return options.chunkBytes();
+        int local = 0;
+        for (int p = 0; p < size(); p++) {
+            String k = transport.linkKind(p);
+            if (k.equals("self") || k.equals("shm") || k.equals("local")) local++;
+        }
+        return local > Runtime.getRuntime().availableProcessors()
+                ? ProcessGroupOptions.OVERSUBSCRIBED_CHUNK_BYTES : ProcessGroupOptions.DEFAULT_CHUNK_BYTES;
     }
 
     /**
@@ -97,13 +118,14 @@ public final class ProcessGroup implements AutoCloseable {
         if (costModel != null) return;
         OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "costprobe");
         CommWork w = engine.submit(d, describe(d), BufferGuard.NONE,
-                () -> costModel = CostModelProbe.measure(engine.context(DType.FLOAT32, null)));
+                () -> costModel = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice()));
         try {
             w.waitFor();
         } catch (CommException e) {
             close();
             throw e;
         }
+        useChunk(costModel);
     }
 
     public int rank() { return transport.rank(); }

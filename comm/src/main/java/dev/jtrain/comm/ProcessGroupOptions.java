@@ -14,16 +14,20 @@ import java.util.Map;
  * @param debugDetail the checks of {@code JTRAIN_DEBUG=DETAIL}: collective fingerprints exchanged before each
  *                    collective (mismatches reported with both sides) and buffer checksums of small buffers
  * @param algorithms  forced algorithm per collective (like {@code NCCL_ALGO}); others are chosen by cost
- * @param chunkBytes  message size algorithms cut large transfers into (pipelining; scratch stays in cache)
+ * @param chunkBytes  message size algorithms cut large transfers into (pipelining; bounded scratch); 0 = auto:
+ *                    {@link #DEFAULT_CHUNK_BYTES}, or {@link #OVERSUBSCRIBED_CHUNK_BYTES} when rank 0 sees more
+ *                    ranks on its host than cores (each chunk is a rendezvous of the ranks, and a descheduled rank
+ *                    makes every rendezvous slow). Rank 0's choice is broadcast, as chunk boundaries must agree.
  * @param costModel   the α-β-γ figures to select with; null means measure them at group start
  */
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
                                   long chunkBytes, CostModel costModel) {
-    public static final long DEFAULT_CHUNK_BYTES = 512 * 1024;
+    public static final long DEFAULT_CHUNK_BYTES = 4L << 20;
+    public static final long OVERSUBSCRIBED_CHUNK_BYTES = 16L << 20;
 
     public ProcessGroupOptions {
         if (timeoutMs < 0) throw new IllegalArgumentException("timeoutMs must be >= 0: timeoutMs=" + timeoutMs);
-        if (chunkBytes < 4096) throw new IllegalArgumentException("chunkBytes must be >= 4096: chunkBytes=" + chunkBytes);
+        if (chunkBytes != 0 && chunkBytes < 4096) throw new IllegalArgumentException("chunkBytes must be 0 (auto) or >= 4096: chunkBytes=" + chunkBytes);
         algorithms = Map.copyOf(algorithms);
         // validate names now, not at the first collective
         algorithms.forEach(AlgorithmSelector::byName);
@@ -31,7 +35,7 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
 
     /** Defaults, ignoring the environment. */
     public static ProcessGroupOptions defaults() {
-        return new ProcessGroupOptions(0, false, Map.of(), DEFAULT_CHUNK_BYTES, null);
+        return new ProcessGroupOptions(0, false, Map.of(), 0, null);
     }
 
     /**

@@ -49,7 +49,7 @@ class CollectivesMatchReferenceTest {
                 }
             }
         });
-        ProcessGroupOptions big = LocalRanks.options().withAlgorithm(c, algo);
+        ProcessGroupOptions big = LocalRanks.options().withAlgorithm(c, algo).withChunkBytes(512 * 1024);
         LocalRanks.run(p, big, 20_000, g -> check(g, c, BIG_BYTES / 4 / (perRank(c) ? p : 1), DType.FLOAT32, ReduceOp.SUM, 1000));
     }
 

@@ -9,7 +9,7 @@ import java.util.Arrays;
 
 /**
  * Measures α and β with a short ping-pong between group ranks 0 and 1, and γ with a local float32 sum on rank 0,
- * then broadcasts rank 0's figures so that every rank selects algorithms from the same model. Collective: every
+ * then broadcasts rank 0's figures (and its chunk size) so that every rank selects algorithms from the same model. Collective: every
  * rank of the group must call it (it runs at group start). Takes a few milliseconds on shared memory.
  */
 public final class CostModelProbe {
@@ -17,10 +17,10 @@ public final class CostModelProbe {
 
     private CostModelProbe() {}
 
-    public static CostModel measure(CollectiveContext c) {
-        long chunk = c.chunkBytes();
-        MemorySegment fig = c.scratch(2, 24);
-        if (c.size() == 1) return CostModel.typicalSharedMemory(chunk);
+    /** @param chunkBytes this rank's choice of chunk size; rank 0's is broadcast with the figures */
+    public static CostModel measure(CollectiveContext c, long chunkBytes) {
+        MemorySegment fig = c.scratch(2, 32);
+        if (c.size() == 1) return CostModel.typicalSharedMemory(chunkBytes);
         if (c.rank() <= 1) {
             int peer = 1 - c.rank();
             MemorySegment big = c.scratch(3, LARGE);
@@ -31,10 +31,11 @@ public final class CostModelProbe {
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8, beta);
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16, gamma);
+            fig.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, chunkBytes);
         }
         BinomialBroadcast.INSTANCE.broadcast(c, fig, 0);
         return new CostModel(fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0), fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8),
-                fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16), chunk);
+                fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16), fig.get(ValueLayout.JAVA_LONG_UNALIGNED, 24));
     }
 
     /** Median round-trip seconds; rank 0 sends first. Messages are sent whole (not chunked). */
