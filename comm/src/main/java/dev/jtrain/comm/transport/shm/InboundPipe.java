@@ -83,11 +83,18 @@ final class InboundPipe {
                 + " sent " + sent + "; the ranks issued different operations");
     }
 
-    /** Moves up to about {@code budget} bytes from the ring; returns bytes consumed (0: ring empty). */
-    long progress(long budget) {
+    /**
+     * Moves up to about {@code budget} bytes from the ring; returns bytes consumed (0: ring empty).
+     *
+     * @param until the caller's receive, or null when the caller drains to unblock a send: progress stops at the
+     *              first message boundary after {@code until} completes, so the peer's next message is not pulled
+     *              into a buffer of our own before its receive is posted (that costs an allocation and a copy)
+     */
+    long progress(long budget, Recv until) {
         long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
         long moved = 0;
         while (tail - head > 0 && moved < budget) {
+            if (headerFill == 0 && until != null && until.state >= DONE) break;
             long avail = tail - head;
             long n;
             if (headerFill < FRAME_HEADER_LENGTH) {

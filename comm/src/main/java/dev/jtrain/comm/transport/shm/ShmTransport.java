@@ -205,7 +205,7 @@ public final class ShmTransport implements Transport {
                 boolean recvPending = recv != null && recv.state != InboundPipe.DONE;
                 if ((recvPending || (recv == null && pushed == 0)) && in.lock.tryLock()) {
                     try {
-                        moved += in.progress(STEP_BYTES);
+                        moved += in.progress(STEP_BYTES, recv);
                     } finally {
                         in.lock.unlock();
                     }
