@@ -137,7 +137,7 @@ public final class WorkerMain {
         int n = rv.worldSize(), r = rv.rank();
         try (Transport t = transport(rv, kind)) {
             MemorySegment src = pattern(bytes, r), dst = Arena.ofAuto().allocate(bytes);
-            for (int i = 0; i < Math.min(iters, 20); i++) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+            for (int i = 0; i < Math.max(20, iters / 4); i++) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1); // warm the JIT
             barrier(rv, "ringbench-start");
             long t0 = System.nanoTime();
             for (int i = 0; i < iters; i++) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
