@@ -4,5 +4,5 @@ import picocli.CommandLine.Command;
 
 /** {@code jtrain bench}: micro-benchmarks that print figures comparable with the peers'. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks (train, matmul, comm).",
-        subcommands = {BenchTrainCommand.class})
+        subcommands = {BenchTrainCommand.class, BenchMatmulCommand.class, BenchCommCommand.class})
 final class BenchCommand {}

@@ -12,6 +12,7 @@ import dev.jtrain.gpt.data.Tokens;
 import dev.jtrain.gpt.GptWeights;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.train.TraceWriter;
 import dev.jtrain.train.TrainConfig;
 import dev.jtrain.train.Trainer;
 import picocli.CommandLine.Command;
@@ -66,22 +67,47 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Run directory for metrics.jsonl, loss.png, sample.txt, model.safetensors (default: runs/<time>).")
     Path out;
     @Option(names = "--no-progress", description = "Plain log lines instead of a progress bar.") boolean noProgress;
+    @Option(names = "--nproc", defaultValue = "1", description = "Data-parallel processes on this machine (default: ${DEFAULT-VALUE}).")
+    int nproc;
+    @Option(names = "--zero", defaultValue = "0", description = "0 = DDP, 1 = ZeRO-1 (sharded optimizer state), 2 = ZeRO-2 (also sharded gradients).")
+    int zero;
+    @Option(names = "--bucket-mb", defaultValue = "25", description = "Gradient bucket size in MiB (default: ${DEFAULT-VALUE}; the first bucket is 1 MiB).")
+    double bucketMb;
+    @Option(names = "--no-overlap", description = "Launch gradient collectives only after backward (for comparison).")
+    boolean noOverlap;
+    @Option(names = "--trace", description = "Write a Perfetto/Chrome trace per rank into the run directory (trace-rank<N>.json).")
+    boolean traceOn;
+    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
+        boolean worker = System.getenv(dev.jtrain.comm.launch.RendezvousEnv.RANK) != null;
+        if (nproc > 1 && !worker) return MultiProcess.launch(nproc, threads, spec.commandLine().getParseResult().originalArgs(), out);
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
+        dev.jtrain.comm.ProcessGroup pg = worker ? dev.jtrain.comm.ProcessGroups.initFromEnv() : null;
+        try {
+            return train(s, pg);
+        } finally {
+            if (pg != null) pg.close();
+        }
+    }
+
+    private Integer train(TrainSettings s, dev.jtrain.comm.ProcessGroup pg) throws Exception {
+        int rank = pg == null ? 0 : pg.rank(), world = pg == null ? 1 : pg.size();
+        boolean lead = rank == 0;
+        java.io.PrintStream console = lead ? System.out : new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
         Tokenizer tok = Tokenizers.byName(s.tokenizer);
         Path source = data != null ? data : DefaultData.jdkSources();
         String glob = dataGlob != null ? dataGlob : (data == null ? "*.java" : "*");
-        System.out.printf("data: %s (%s, tokenizer %s, up to %,d bytes)%n", source, glob, tok.name(), s.dataMaxBytes);
+        console.printf("data: %s (%s, tokenizer %s, up to %,d bytes)%n", source, glob, tok.name(), s.dataMaxBytes);
         long prepStart = System.nanoTime();
         Corpus corpus = Corpus.prepare(CorpusOptions.of(source, tok).withFileGlob(glob).withMaxBytes(s.dataMaxBytes),
                 CorpusProgress.NONE);
         Tokens train = corpus.openTrain(), val = corpus.openVal();
-        System.out.printf("prepared %s in %.1f s%n", corpus.directory(), (System.nanoTime() - prepStart) / 1e9);
-        System.out.printf("tokens: %,d train, %,d val%n", train.size(), val.size());
+        console.printf("prepared %s in %.1f s%n", corpus.directory(), (System.nanoTime() - prepStart) / 1e9);
+        console.printf("tokens: %,d train, %,d val%n", train.size(), val.size());
 
         Gpt model;
         GptConfig cfg;
@@ -94,26 +120,50 @@ final class TrainCommand implements Callable<Integer> {
         }
         double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
         TrainConfig tc = s.toTrainConfig(cfg, peak);
-        System.out.printf("model: %d layers, %d heads, width %d, context %d, vocab %d (padded %d), %,d parameters; "
-                        + "batch %d x %d, grad accum %d; %d threads; peak %.1f GFLOP/s%n",
+        console.printf("model: %d layers, %d heads, width %d, context %d, vocab %d (padded %d), %,d parameters; "
+                        + "global batch %d x %d, grad accum %d; %d process(es) x %d threads, %s; peak %.1f GFLOP/s per process%n",
                 cfg.nLayer(), cfg.nHead(), cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), cfg.paddedVocabSize(),
-                model.parameterCount(), tc.batchSize(), cfg.blockSize(), tc.gradAccum(), Parallel.threads(), peak / 1e9);
+                model.parameterCount(), tc.batchSize(), cfg.blockSize(), tc.gradAccum(), world, Parallel.threads(),
+                world == 1 ? "single process" : zero == 0 ? "DDP" : "ZeRO-" + zero, peak / 1e9);
 
         Path dir = out != null ? out : Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         Files.createDirectories(dir);
-        Trainer trainer = new Trainer(tc, model, new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed)::next,
-                new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1)::next);
+        if (tc.batchSize() % world != 0)
+            throw new IllegalArgumentException("--batch-size " + tc.batchSize() + " (global) must divide by the " + world
+                    + " processes; each process takes batch-size / nproc rows");
+        TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
+        dev.jtrain.dist.DataParallelOptions dpo = dev.jtrain.dist.DataParallelOptions.defaults()
+                .withZeroStage(zero).withOverlap(!noOverlap).withWeightDecay(tc.weightDecay())
+                .withBuckets(1L << 20, (long) (bucketMb * (1 << 20)));
+        java.util.function.Function<dev.jtrain.nn.FlatParameters, dev.jtrain.dist.DataParallel> strategy = p ->
+                pg == null ? new dev.jtrain.dist.SingleProcess(p, dpo)
+                        : zero == 0 ? new dev.jtrain.dist.DistributedDataParallel(p, pg, dpo, trace)
+                        : new dev.jtrain.dist.ZeroOptimizer(p, pg, dpo, trace);
+        Trainer trainer = new Trainer(tc, model,
+                new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
+                new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
+        if (trace != null) trainer.setTrace(trace);
+        var mem = trainer.parallel().memory();
+        console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
+                mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
+                mem.bytesPerParameter());
         Trainer.Result result;
         boolean fancy = !noProgress && System.console() != null;
-        try (MetricsLog log = new MetricsLog(dir.resolve("metrics.jsonl"));
-             ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-            result = trainer.run(progress);
-            progress.close();
-            LossPlot.write(dir.resolve("loss.png"), "jtrain " + cfg.nLayer() + "L/" + cfg.nEmbd() + " on " + source.getFileName(),
-                    progress.steps, progress.losses, progress.evalSteps, progress.valLosses);
+        if (lead) {
+            try (MetricsLog log = new MetricsLog(dir.resolve("metrics.jsonl"));
+                 ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
+                result = trainer.run(progress);
+                progress.close();
+                LossPlot.write(dir.resolve("loss.png"), "jtrain " + cfg.nLayer() + "L/" + cfg.nEmbd() + " on " + source.getFileName(),
+                        progress.steps, progress.losses, progress.evalSteps, progress.valLosses);
+            }
+        } else {
+            result = trainer.run(new dev.jtrain.train.TrainListener() {});
         }
+        if (trace != null) trace.close();
+        if (!lead) return 0;
         double unigram = UnigramEntropy.of(train);
-        System.out.printf("%ndone: %d steps in %s, %,.0f tokens/s, MFU %.1f%%; val loss %.4f nats/token "
+        console.printf("%ndone: %d steps in %s, %,.0f tokens/s, MFU %.1f%%; val loss %.4f nats/token "
                         + "(unigram entropy of the data: %.4f)%n",
                 result.steps(), ProgressReporter.formatSeconds(result.seconds()), result.meanTokensPerSecond(),
                 100 * result.meanMfu(), result.lastValLoss(), unigram);

@@ -85,4 +85,25 @@ public final class F {
     public static Tensor narrow(Tensor x, int dim, int start, int length) { return ShapeOps.narrow(x, dim, start, length); }
 
     public static Tensor contiguous(Tensor x) { return ShapeOps.contiguous(x); }
+
+    /**
+     * Identity whose backward runs {@code onBackward} when the gradient reaches this point of the graph: used to
+     * time the backward of a block (a marker at its output fires when its backward starts, one at its input when it
+     * ends) for the trace. Not recorded when x needs no grad.
+     */
+    public static Tensor backwardMarker(Tensor x, Runnable onBackward) {
+        if (!ShapeOps.recording(x)) return x;
+        Tensor out = x.detach();
+        out.setGradFn(new Node(x) {
+            @Override
+            protected Tensor[] apply(Tensor g) {
+                onBackward.run();
+                return new Tensor[]{g};
+            }
+
+            @Override
+            public String name() { return "BackwardMarker"; }
+        });
+        return out;
+    }
 }

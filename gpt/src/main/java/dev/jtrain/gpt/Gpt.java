@@ -38,6 +38,7 @@ public final class Gpt extends Module {
     private final Transformer transformer;
     private final Rng dropoutRng;
     private boolean activationCheckpointing;
+    private BlockTracer tracer;
 
     /** Builds a model with GPT-2 initialisation from {@code seed}; dropout masks come from a generator seeded alike. */
     public Gpt(GptConfig config, long seed) {
@@ -55,6 +56,9 @@ public final class Gpt extends Module {
 
     public boolean activationCheckpointing() { return activationCheckpointing; }
 
+    /** Times every block's forward and backward (null: off). */
+    public void setTracer(BlockTracer tracer) { this.tracer = tracer; }
+
     public List<Block> blocks() { return transformer.h; }
 
     public Tensor tokenEmbedding() { return transformer.wte.weight; }
@@ -68,8 +72,18 @@ public final class Gpt extends Module {
         Tensor tok = transformer.wte.forward(idx, batch, time); // (B, T, C)
         Tensor posEmb = transformer.wpe.forward(pos, time);     // (T, C)
         Tensor x = F.dropout(tok.add(posEmb), isTraining() ? config.dropout() : 0f, dropoutRng);
-        for (Block b : transformer.h)
+        for (int i = 0; i < transformer.h.size(); i++) {
+            Block b = transformer.h.get(i);
+            BlockTracer tr = tracer;
+            final int id = i;
+            long f0 = System.nanoTime();
+            if (tr != null) x = F.backwardMarker(x, () -> tr.backwardEnd(id));
             x = activationCheckpointing ? Checkpoint.apply(b::forward, x, dropoutRng) : b.forward(x);
+            if (tr != null) {
+                x = F.backwardMarker(x, () -> tr.backwardBegin(id));
+                tr.forward(id, f0, System.nanoTime());
+            }
+        }
         x = transformer.lnF.forward(x);
         return F.linear(x, transformer.wte.weight, null); // (B, T, Vp), lm_head tied to wte
     }

@@ -32,6 +32,7 @@ public final class Trainer {
     private final DataParallel parallel;
     private final CosineSchedule schedule;
     private final StepArena arena = new StepArena();
+    private TraceWriter trace;
 
     /** Single process. */
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
@@ -58,6 +59,12 @@ public final class Trainer {
     public FlatParameters parameters() { return params; }
 
     public DataParallel parallel() { return parallel; }
+
+    /** Records data, per-block compute, waits and optimizer steps into {@code trace} (collectives: pass it to the strategy). */
+    public void setTrace(TraceWriter trace) {
+        this.trace = trace;
+        model.setTracer(trace);
+    }
 
     public Result run(TrainListener listener) {
         long start = System.nanoTime();
@@ -87,6 +94,7 @@ public final class Trainer {
                 long c1 = System.nanoTime();
                 dataNs += c0 - d0;
                 computeNs += c1 - c0;
+                if (trace != null) trace.span("data", TraceWriter.TID_DATA, d0, c0);
             }
             long w0 = System.nanoTime();
             long commNs = parallel.finishGradients();
@@ -95,7 +103,10 @@ public final class Trainer {
             float norm = parallel.step(lr, config.gradClip());
             commNs += parallel.lastStepCommNanos();
             long s1 = System.nanoTime();
-            computeNs += (o0 - w0) - Math.min(o0 - w0, commNs);
+            if (trace != null) {
+                trace.span("wait for gradients", TraceWriter.TID_WAIT, w0, o0);
+                trace.span("optimizer step " + step, TraceWriter.TID_OPTIM, o0, s1);
+            }
             double stepSec = (s1 - s0) / 1e9;
             double tokPerSec = config.tokensPerStep() / stepSec;
             double mfu = flopsPerStep / stepSec / (config.peakFlops() * parallel.worldSize());

@@ -1,0 +1,39 @@
+package dev.jtrain.cli;
+
+import dev.jtrain.comm.launch.LaunchOptions;
+import dev.jtrain.comm.launch.Launcher;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code jtrain train --nproc N}: re-runs the same command as N worker JVMs through the {@link Launcher} (which sets
+ * RANK, WORLD_SIZE, MASTER_ADDR... like torchrun), giving each worker cores/N kernel threads unless --threads says
+ * otherwise, and one shared run directory.
+ */
+final class MultiProcess {
+    private MultiProcess() {}
+
+    static int launch(int nproc, Integer threads, List<String> originalArgs, Path out) {
+        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Main.class.getName());
+        cmd.addAll(originalArgs); // the whole command line, "train" included
+        if (out == null) {
+            cmd.add("--out");
+            cmd.add(Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))).toString());
+        }
+        int perRank = threads != null ? threads : Math.max(1, Runtime.getRuntime().availableProcessors() / nproc);
+        LaunchOptions options = new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 5_000, cmd);
+        return new Launcher(options, System.out, Map.of("JTRAIN_THREADS", Integer.toString(perRank))).run();
+    }
+}
