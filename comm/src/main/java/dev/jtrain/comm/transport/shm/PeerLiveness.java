@@ -14,6 +14,7 @@ import static dev.jtrain.comm.transport.shm.ShmRingDescriptor.*;
  */
 final class PeerLiveness {
     static final long CHECK_INTERVAL_NANOS = 50_000_000;
+    private static final long OWN_PID = ProcessHandle.current().pid();
 
     private final MemorySegment ring;
     private final long closedFlagOffset;
@@ -32,7 +33,7 @@ final class PeerLiveness {
         if (nowNanos - nextPidCheck < 0) return null;
         nextPidCheck = nowNanos + CHECK_INTERVAL_NANOS;
         long pid = ring.get(ValueLayout.JAVA_LONG, pidOffset);
-        if (pid == 0 || pid == ProcessHandle.current().pid()) return null;
+        if (pid == 0 || pid == OWN_PID) return null;
         boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
         return alive ? null : "process pid " + pid + " is gone (exited or killed)";
     }

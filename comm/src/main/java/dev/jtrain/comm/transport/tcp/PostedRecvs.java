@@ -166,12 +166,21 @@ final class PostedRecvs {
                     return p;
                 }
                 long left = waitUntil - System.nanoTime();
-                if (left <= 0 || failure != null) return null;
+                // Stop waiting as soon as a receive for another tag is posted: it needs the bytes behind this
+                // message (async collectives in flight at once), so buffering this one is the cheaper delay.
+                if (left <= 0 || failure != null || otherTagPosted(tag)) return null;
                 changed.awaitNanos(left);
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    private boolean otherTagPosted(int tag) {
+        for (Map.Entry<Integer, ArrayDeque<Posted>> e : posted.entrySet()) {
+            if (e.getKey() != tag && !e.getValue().isEmpty()) return true;
+        }
+        return false;
     }
 
     /** Reader side: buffers a message that arrived before its receive. */
