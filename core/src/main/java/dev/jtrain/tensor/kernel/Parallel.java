@@ -63,14 +63,20 @@ public final class Parallel {
         return pool.threads;
     }
 
-    /** Resizes the pool (like torch.set_num_threads); waits for no region, so call it between steps. */
+    /**
+     * Resizes the pool (like torch.set_num_threads). A region running on the old pool finishes on it first
+     * (its monitor is taken before the old workers are stopped); callers that raced to the old pool move to
+     * the new one.
+     */
     public static synchronized void setThreads(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         if (threads == pool.threads) return;
         Parallel old = pool;
         pool = new Parallel(threads);
-        old.shutdown = true;
-        for (Thread w : old.workers) LockSupport.unpark(w);
+        synchronized (old) {
+            old.shutdown = true;
+            for (Thread w : old.workers) LockSupport.unpark(w);
+        }
     }
 
     /**
@@ -79,14 +85,18 @@ public final class Parallel {
      */
     public static void forRange(int n, int grain, RangeBody body) {
         if (n <= 0) return;
-        Parallel p = pool;
-        int chunks = Math.min(p.threads, Math.max(1, n / Math.max(1, grain)));
-        if (chunks <= 1 || IN_REGION.get()) {
-            body.run(0, n);
-            return;
-        }
-        synchronized (p) {
-            p.region(n, chunks, body);
+        while (true) {
+            Parallel p = pool;
+            int chunks = Math.min(p.threads, Math.max(1, n / Math.max(1, grain)));
+            if (chunks <= 1 || IN_REGION.get()) {
+                body.run(0, n);
+                return;
+            }
+            synchronized (p) {
+                if (p.shutdown) continue;  // resized meanwhile: its workers are gone, use the new pool
+                p.region(n, chunks, body);
+                return;
+            }
         }
     }
 

@@ -37,14 +37,20 @@ final class SgemmWorkspace {
         int mcMax = Math.min(MC, roundUp(i1 - i0, MR));
         int apNeed = mcMax * KC;
         if (ap.length < apNeed) ap = new float[apNeed];
-        for (int pc = 0; pc < k; pc += KC) {
-            int kc = Math.min(KC, k - pc);
+        // Equal k blocks (k = 1088 -> 5 x 218, not 4 x 256 + 64): a short last block pays a full C
+        // read-modify-write for few FMAs. Likewise equal n blocks, in whole micro-panels.
+        int kBlocks = (k + KC - 1) / KC;
+        int kcStep = (k + kBlocks - 1) / kBlocks;
+        int nBlocks = (j1 - j0 + NC - 1) / NC;
+        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        for (int pc = 0; pc < k; pc += kcStep) {
+            int kc = Math.min(kcStep, k - pc);
             float betaPc = pc == 0 ? beta : 1f;  // later rank-KC updates accumulate onto the first
             for (int ic = i0; ic < i1; ic += MC) {
                 int mc = Math.min(MC, i1 - ic);
                 SgemmPack.packA(transA, a, aOff, lda, ic, pc, mc, kc, ap);
-                for (int jc = j0; jc < j1; jc += NC) {
-                    int nc = Math.min(NC, j1 - jc);
+                for (int jc = j0; jc < j1; jc += ncStep) {
+                    int nc = Math.min(ncStep, j1 - jc);
                     SgemmPack.packB(transB, b, bOff, ldb, pc, jc, kc, nc, bp);
                     macroKernel(!transA, kc, mc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
                 }

@@ -5,9 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -146,6 +150,38 @@ class SgemmTest {
                 }
             }
         }
+    }
+
+    /** A resize of the pool while another thread multiplies must neither hang that thread nor corrupt C. */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void sgemmSurvivesThreadCountChangesFromAnotherThread() throws Exception {
+        SplittableRandom rnd = new SplittableRandom(SEED + 13);
+        int m = 40, n = 64, k = 420;  // above the parallel threshold, so every call opens a region
+        float[] a = random(rnd, m * k), b = random(rnd, k * n), expected = new float[m * n];
+        Sgemm.reference(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, expected, 0, n);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            float[] c = new float[m * n];
+            try {
+                while (!stop.get()) {
+                    Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+                    for (int i = 0; i < c.length; i++) {
+                        if (Math.abs(c[i] - expected[i]) > 1e-3) throw new AssertionError("C[" + i + "]=" + c[i]);
+                    }
+                }
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }, "sgemm-while-resizing");
+        worker.start();
+        long end = System.nanoTime() + 1_500_000_000L;  // the old race hung within ~1 s of this churn
+        for (int i = 0; System.nanoTime() < end && worker.isAlive(); i++) Parallel.setThreads(2 + i % 2);
+        stop.set(true);
+        worker.join(10_000);
+        assertThat(worker.isAlive()).as("sgemm thread hung across pool resizes").isFalse();
+        assertThat(failure.get()).isNull();
     }
 
     @Test
