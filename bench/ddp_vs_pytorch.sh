@@ -15,12 +15,12 @@ OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 
 run() { # name, extra args
   local name="$1"; shift
-  "$ROOT/jtrain" train --preset small --nproc 2 --max-steps $((STEPS + 3)) --eval-interval 0 --eval-batches 1 \
+  "$ROOT/jtrain" train --preset small --nproc 2 --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 \
     --sample-tokens 0 --data-max-bytes 3000000 --no-progress --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1 \
     || { cat "$OUT/$name.log" >&2; exit 1; }
   python3 - "$OUT/$name/metrics.jsonl" "$name" "$(grep -o '[0-9.]* B/param' "$OUT/$name.log" | head -1)" <<'PY'
 import json, statistics, sys
-st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][3:]
+st = [json.loads(l) for l in open(sys.argv[1]) if "\"type\":\"step\"" in l][6:]
 ms = statistics.median(s["stepMs"] for s in st)
 comm = statistics.median(s["commMs"] for s in st)
 tok = st[0]["tokensPerSecond"] * st[0]["stepMs"] / 1e3

@@ -52,8 +52,8 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         double perStep = m.elapsedSeconds() / (m.step() + 1);
         double eta = (maxSteps - m.step() - 1) * perStep;
         if (maxSeconds > 0) eta = Math.min(eta, Math.max(0, maxSeconds - m.elapsedSeconds()));
-        String msg = String.format("loss %.4f | %,.0f tok/s | MFU %.1f%% | %.0f ms/step | ETA %s",
-                m.loss(), m.tokensPerSecond(), 100 * m.mfu(), m.stepMs(), formatSeconds(eta));
+        String msg = String.format("loss %.4f | %,.0f tok/s | MFU %.1f%% | %.0f ms/step (compute %.0f, comm %.0f, optim %.0f) | ETA %s",
+                m.loss(), m.tokensPerSecond(), 100 * m.mfu(), m.stepMs(), m.computeMs(), m.commMs(), m.optimMs(), formatSeconds(eta));
         if (bar != null) {
             bar.stepTo(m.step() + 1);
             bar.setExtraMessage(msg);

@@ -9,7 +9,9 @@ package dev.jtrain.train;
  * @param optimMs   clipping + optimizer update
  * @param dataMs    batch fetching
  * @param mfu       model FLOPs utilisation, fraction of peak
+ * @param savedActivationBytes peak bytes of activations held for backward during this step
+ * @param peakHeapBytes        sum of each JVM heap pool's peak use since start (an upper bound of this rank's peak)
  */
 public record StepMetrics(int step, float loss, float lr, float gradNorm, double tokensPerSecond, double mfu,
                           double stepMs, double computeMs, double commMs, double optimMs, double dataMs,
-                          long savedActivationBytes, double elapsedSeconds) {}
+                          long savedActivationBytes, long peakHeapBytes, double elapsedSeconds) {}

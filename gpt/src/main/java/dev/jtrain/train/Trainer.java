@@ -118,7 +118,7 @@ public final class Trainer {
             }
             listener.onStep(new StepMetrics(step, lastLoss, lr, norm, tokPerSec, mfu, stepSec * 1e3, computeNs / 1e6,
                     commNs / 1e6, (s1 - o0 - parallel.lastStepCommNanos()) / 1e6, dataNs / 1e6, SavedMemory.peakBytes(),
-                    seconds(start)));
+                    peakHeapBytes(), seconds(start)));
             boolean evalNow = config.evalInterval() > 0 && step > 0 && step % config.evalInterval() == 0;
             if (evalNow) lastVal = evaluateAndReport(step, listener, start);
         }
@@ -154,6 +154,14 @@ public final class Trainer {
             model.train(was);
         }
         return parallel.average((float) (sum / batches));
+    }
+
+    /** Sum of the heap pools' peak usage: what this rank's JVM needed at most so far. */
+    static long peakHeapBytes() {
+        long sum = 0;
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans())
+            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getPeakUsage() != null) sum += pool.getPeakUsage().getUsed();
+        return sum;
     }
 
     private static double seconds(long startNs) {
