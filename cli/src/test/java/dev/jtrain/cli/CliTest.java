@@ -1,0 +1,72 @@
+package dev.jtrain.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@Timeout(300)
+class CliTest {
+    private static String run(String... args) {
+        PrintStream old = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        try {
+            int code = new CommandLine(new Main()).execute(args);
+            assertThat(code).as("exit code of jtrain %s", String.join(" ", args)).isZero();
+        } finally {
+            System.setOut(old);
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    /** The main job's path end to end on a small text: learns, writes metrics, plot, HF weights, sample. */
+    @Test
+    void trainWritesMetricsPlotWeightsAndSample(@TempDir Path dir) throws Exception {
+        Path text = dir.resolve("corpus.txt");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 4000; i++) sb.append("public static int add").append(i % 10).append("(int a, int b) { return a + b; }\n");
+        Files.writeString(text, sb);
+        Path out = dir.resolve("run");
+        String log = run("train", "--preset", "tiny", "--data", text.toString(), "--max-steps", "40", "--out", out.toString(),
+                "--peak-gflops", "50", "--no-progress", "--eval-interval", "20");
+        List<JsonNode> evals = Files.readAllLines(out.resolve("metrics.jsonl")).stream().map(CliTest::json)
+                .filter(n -> n.get("type").asText().equals("eval")).toList();
+        assertThat(evals).hasSizeGreaterThanOrEqualTo(2);
+        double unigram = Double.parseDouble(log.replaceAll("(?s).*unigram entropy of the data: ([0-9.]+).*", "$1"));
+        assertThat(evals.getLast().get("valLoss").asDouble()).isLessThan(unigram * 0.8);
+        assertThat(Files.size(out.resolve("loss.png"))).isGreaterThan(1000);
+        assertThat(out.resolve("model.safetensors")).exists();
+        assertThat(out.resolve("config.json")).exists();
+        assertThat(Files.readString(out.resolve("sample.txt"))).startsWith("public ");
+    }
+
+    /** jtrain eval on the committed PyTorch parity model and tokens gives PyTorch's loss (4.488437885 in float64). */
+    @Test
+    void evalMatchesThePyTorchLoss() throws Exception {
+        Path parity = Path.of(CliTest.class.getResource("/parity/tiny_gpt2.safetensors").toURI()).getParent();
+        String out = run("eval", "--init-from", parity.resolve("tiny_gpt2.safetensors").toString(),
+                "--data", parity.resolve("tiny_tokens.bin").toString(), "--batch", "2", "--block", "16", "--json");
+        JsonNode j = json(out.lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow());
+        assertThat(j.get("loss").asDouble()).isCloseTo(4.488437885, org.assertj.core.api.Assertions.within(1e-5));
+    }
+
+    private static JsonNode json(String line) {
+        try {
+            return new ObjectMapper().readTree(line);
+        } catch (Exception e) {
+            throw new IllegalStateException(line, e);
+        }
+    }
+}
