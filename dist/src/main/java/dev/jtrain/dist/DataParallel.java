@@ -41,6 +41,12 @@ public interface DataParallel extends AutoCloseable {
     /** Optimizer steps taken so far. */
     int stepCount();
 
+    /** The model parameters as checkpointable state (replicated on every rank under DDP and ZeRO). */
+    dev.jtrain.tensor.state.Stateful modelState();
+
+    /** The optimizer state (AdamW m, v, step) as checkpointable state: whole, replicated, or ZeRO shards. */
+    dev.jtrain.tensor.state.Stateful optimizerState();
+
     @Override
     default void close() {}
 }

@@ -124,4 +124,12 @@ public final class DistributedDataParallel implements DataParallel {
     }
 
     @Override public int stepCount() { return adam.stepCount(); }
+
+    @Override
+    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, true); }
+
+    @Override
+    public dev.jtrain.tensor.state.Stateful optimizerState() {
+        return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), true, adam::stepCount, adam::setStepCount);
+    }
 }

@@ -44,4 +44,12 @@ public final class SingleProcess implements DataParallel {
     @Override public int stepCount() { return adam.stepCount(); }
 
     public AdamW optimizer() { return adam; }
+
+    @Override
+    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, false); }
+
+    @Override
+    public dev.jtrain.tensor.state.Stateful optimizerState() {
+        return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), false, adam::stepCount, adam::setStepCount);
+    }
 }

@@ -33,7 +33,7 @@ import java.util.List;
  * With gradient accumulation (noSync micro-steps) stage 2 keeps the per-parameter gradients until the last micro-step.
  */
 public final class ZeroOptimizer implements DataParallel {
-    private record Piece(int flatOff, int shardOff, int length, boolean decay) {}
+    private record Piece(int flatOff, int shardOff, int length, boolean decay, int slot) {}
 
     private record InFlight(Work work, float[] buffer, int bucket, boolean reduceScatter) {}
 
@@ -91,7 +91,7 @@ public final class ZeroOptimizer implements DataParallel {
             for (int i = b.firstSlot(); i <= b.lastSlot(); i++) {
                 var sl = slots.get(i);
                 int a = Math.max(own0, sl.offset()), z = Math.min(own1, sl.offset() + sl.numel());
-                if (a < z) list.add(new Piece(a, a - own0, z - a, sl.param().dim() >= 2));
+                if (a < z) list.add(new Piece(a, a - own0, z - a, sl.param().dim() >= 2, i));
             }
             pieces.add(list);
         }
@@ -306,4 +306,33 @@ public final class ZeroOptimizer implements DataParallel {
     @Override public int stepCount() { return step; }
 
     public int stage() { return stage; }
+
+    @Override
+    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, true); }
+
+    /** Each owned piece of m and v as a flat range of its parameter's tensor (names shared with DDP's full state). */
+    @Override
+    public dev.jtrain.tensor.state.Stateful optimizerState() {
+        return new dev.jtrain.tensor.state.Stateful() {
+            @Override
+            public java.util.List<dev.jtrain.tensor.state.TensorShard> shards() {
+                java.util.List<dev.jtrain.tensor.state.TensorShard> out = new ArrayList<>();
+                for (int b = 0; b < pieces.size(); b++)
+                    for (Piece p : pieces.get(b)) {
+                        var sl = params.slots().get(p.slot());
+                        long[] shape = ReplicatedState.shape(sl);
+                        int st = stateBase[b] + p.shardOff();
+                        out.add(new dev.jtrain.tensor.state.TensorShard("optimizer.exp_avg." + sl.name(), shape, p.flatOff() - sl.offset(), m, st, p.length(), false));
+                        out.add(new dev.jtrain.tensor.state.TensorShard("optimizer.exp_avg_sq." + sl.name(), shape, p.flatOff() - sl.offset(), v, st, p.length(), false));
+                    }
+                return out;
+            }
+
+            @Override
+            public java.util.Map<String, String> metadata() { return java.util.Map.of("optimizer.step", Integer.toString(step)); }
+
+            @Override
+            public void restore(java.util.Map<String, String> metadata) { step = Integer.parseInt(metadata.getOrDefault("optimizer.step", "0")); }
+        };
+    }
 }

@@ -81,4 +81,42 @@ class EquivalenceTest {
             assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
         assertThat(multi.losses()[STEPS - 1]).isLessThan(multi.losses()[0]);
     }
+
+    /**
+     * The checkpoint view of ZeRO's optimizer state: across 3 ranks the shards of every m and v tile the tensor exactly
+     * once and hold the same values as the one-process optimizer after the same training (what resharding relies on).
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(120)
+    void zeroOptimizerShardsTileTheSingleProcessState() throws Exception {
+        TinyLm model = new TinyLm(VOCAB, DIM, 42);
+        FlatParameters flat = FlatParameters.of(model);
+        SingleProcess sp = new SingleProcess(flat, DataParallelOptions.defaults());
+        train(0, 1, sp, flat, model);
+        java.util.Map<String, float[]> full = new java.util.HashMap<>();
+        for (var t : sp.optimizerState().shards())
+            full.put(t.name(), java.util.Arrays.copyOfRange(t.data(), t.dataOffset(), t.dataOffset() + t.length()));
+        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(2).withBuckets(512, 2048);
+        List<List<String>> covered = Ranks.run(3, (rank, pg) -> {
+            TinyLm m = new TinyLm(VOCAB, DIM, 42);
+            FlatParameters f = FlatParameters.of(m);
+            ZeroOptimizer z = new ZeroOptimizer(f, pg, o, null);
+            train(rank, 3, z, f, m);
+            assertThat(z.optimizerState().metadata()).containsEntry("optimizer.step", Integer.toString(STEPS));
+            List<String> mine = new java.util.ArrayList<>();
+            for (var t : z.optimizerState().shards()) {
+                float[] ref = full.get(t.name());
+                assertThat(ref).as(t.name()).isNotNull();
+                for (int i = 0; i < t.length(); i++)
+                    assertThat(t.data()[t.dataOffset() + i]).as("%s[%d]", t.name(), t.globalOffset() + i)
+                            .isCloseTo(ref[(int) t.globalOffset() + i], within(1e-5f));
+                mine.add(t.name() + "\t" + t.length());
+            }
+            return mine;
+        });
+        java.util.Map<String, Long> elements = new java.util.HashMap<>();
+        for (List<String> r : covered)
+            for (String c : r) elements.merge(c.split("\t")[0], Long.parseLong(c.split("\t")[1]), Long::sum);
+        for (var e : full.entrySet()) assertThat(elements.get(e.getKey())).as(e.getKey()).isEqualTo((long) e.getValue().length);
+    }
 }
