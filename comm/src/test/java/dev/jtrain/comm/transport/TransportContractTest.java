@@ -164,6 +164,26 @@ public abstract class TransportContractTest {
     }
 
     @Test
+    void concurrentThreadsOnDifferentTagsToTheSamePeerDoNotMixMessages() throws Exception {
+        int threads = 4, rounds = 8;
+        long bytes = 300_001;
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            onEveryRank(2 * threads, job -> {
+                int r = job % 2, tag = 100 + job / 2;
+                for (int i = 0; i < rounds; i++) {
+                    MemorySegment src = random(bytes, seed * 31 + tag * 1000 + i * 2 + r);
+                    MemorySegment dst = Arena.ofAuto().allocate(bytes);
+                    t[r].sendRecv(1 - r, src, 1 - r, dst, tag);
+                    assertSameBytes(dst, random(bytes, seed * 31 + tag * 1000 + i * 2 + (1 - r)));
+                }
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
     void lengthMismatchIsReportedWithBothRanks() throws Exception {
         Transport[] t = createGroup(2, 5_000);
         try {

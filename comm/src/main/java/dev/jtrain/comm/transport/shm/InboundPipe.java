@@ -213,6 +213,20 @@ final class InboundPipe {
 
     CommException failure() { return failure; }
 
+    /** State for error messages (read without the lock: approximate). */
+    String describe() {
+        long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
+        StringBuilder b = new StringBuilder("inbound from rank ").append(peer).append(": ").append(tail - head)
+                .append(" bytes unread");
+        if (headerFill == FRAME_HEADER_LENGTH) {
+            b.append(", in message tag=").append(msgTag).append(' ').append(msgDone).append('/').append(msgLength)
+                    .append(msgRecv != null ? " (to a posted receive)" : msgDst != null ? " (buffered)" : " (discarded)");
+        }
+        b.append(", posted tags=").append(posted.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).toList());
+        b.append(", buffered tags=").append(unexpected.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).toList());
+        return b.toString();
+    }
+
     /** Tells the sender that nobody reads any more. Safe from any thread. */
     void markClosed() { INT.setRelease(ring, RECEIVER_CLOSED_OFFSET, 1); }
 }

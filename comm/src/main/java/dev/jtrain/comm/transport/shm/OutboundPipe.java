@@ -49,6 +49,16 @@ final class OutboundPipe {
 
     boolean done() { return pos == total; }
 
+    /** State for error messages. */
+    String describe() {
+        long head = (long) LONG.getAcquire(ring, HEAD_OFFSET);
+        return "outbound to rank " + peer + ": " + (tail - head) + " of " + capacity + " ring bytes unconsumed, message "
+                + pos + "/" + total;
+    }
+
+    /** Whether any byte of the current message is in the ring. */
+    boolean started() { return pos > 0; }
+
     /** Copies up to {@code budget} bytes of the current message into free ring space; returns bytes moved. */
     long push(long budget) {
         long head = (long) LONG.getAcquire(ring, HEAD_OFFSET);

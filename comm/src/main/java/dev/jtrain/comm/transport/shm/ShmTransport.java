@@ -171,13 +171,15 @@ public final class ShmTransport implements Transport {
      */
     private void exchange(int to, int tag, MemorySegment src, int from, MemorySegment dst, long deadline, String op) {
         OutboundPipe out = to >= 0 ? outbound[to] : null;
-        // The pipe that must keep draining: the one we receive from, or (plain send) the one from the same peer,
-        // so that two ranks sending to each other at once both make progress.
-        InboundPipe in = from >= 0 ? inbound[from] : inbound[to];
+        InboundPipe in = from >= 0 ? inbound[from] : null;
+        // While our send is stuck (ring full, or another thread of ours holds the ring) we drain the ring coming
+        // back from the same peer into buffers: the peer may be stuck sending to us for the same reason, and one
+        // of the two must give way or both wait forever (two ranks sending large messages to each other at once).
+        InboundPipe back = to >= 0 ? inbound[to] : null;
         int peerForErrors = to >= 0 ? to : from;
         MemorySegment target = null;
         InboundPipe.Recv recv = null;
-        if (from >= 0) {
+        if (in != null) {
             target = dst.isAccessibleBy(PROBE) ? dst : Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
             lockWithin(in.lock, deadline, op, from, tag);
             try {
@@ -188,29 +190,41 @@ public final class ShmTransport implements Transport {
                 in.lock.unlock();
             }
         }
-        boolean sending = false;
+        boolean sending = false, sent = out == null;
         try {
-            if (out != null) {
-                lockWithin(out.lock, deadline, op, to, tag);
-                sending = true;
-                out.begin(tag, src);
-            }
             Backoff backoff = new Backoff();
             while (true) {
                 long moved = 0, pushed = 0;
-                if (out != null && !out.done()) moved = pushed = out.push(STEP_BYTES);
-                // Drain the inbound ring while our receive is pending, or (plain send) when the outbound ring is
-                // full, so that two ranks sending to each other at once both progress. Draining otherwise would
-                // pull the peer's next message into a buffer of our own before its receive is posted.
-                boolean recvPending = recv != null && recv.state != InboundPipe.DONE;
-                if ((recvPending || (recv == null && pushed == 0)) && in.lock.tryLock()) {
+                if (!sent && !sending && out.lock.tryLock()) {
+                    sending = true;
+                    out.begin(tag, src);
+                }
+                if (sending && !out.done()) moved = pushed = out.push(STEP_BYTES);
+                if (sending && out.done()) {
+                    // Let the next sender in as soon as our bytes are in the ring: holding the ring while we wait
+                    // for our receive would deadlock two threads that exchange on different tags in opposite order.
+                    out.lock.unlock();
+                    sending = false;
+                    sent = true;
+                }
+                // Drain our inbound ring only while our receive is pending: draining further would pull the peer's
+                // next message into a buffer of our own before its receive is posted (an allocation and a copy).
+                boolean recvPending = recv != null && recv.state < InboundPipe.DONE;
+                if (recvPending && in.lock.tryLock()) {
                     try {
                         moved += in.progress(STEP_BYTES, recv);
                     } finally {
                         in.lock.unlock();
                     }
                 }
-                boolean sendDone = out == null || out.done();
+                boolean sendDone = sent;
+                if (!sendDone && pushed == 0 && back.lock.tryLock()) {
+                    try {
+                        moved += back.progress(STEP_BYTES, null);
+                    } finally {
+                        back.lock.unlock();
+                    }
+                }
                 boolean recvDone = recv == null || recv.state == InboundPipe.DONE;
                 if (sendDone && recvDone) break;
                 if (recv != null && recv.state == InboundPipe.FAILED) {
@@ -221,17 +235,21 @@ public final class ShmTransport implements Transport {
                     continue;
                 }
                 long now = System.nanoTime();
-                checkPeers(out, sendDone ? null : out, recvDone ? null : in, now, op, tag);
+                checkPeers(sending && !sendDone ? out : null, recvDone ? null : in, now, op, tag);
                 if (closed) throw new CommException(where(op, peerForErrors, tag) + ": transport was closed while waiting");
                 if (now - deadline > 0) {
                     throw new CommTimeoutException(where(op, sendDone ? from : to, tag) + ": no progress within " + timeoutMs
-                            + " ms (" + (sendDone ? "receive" : "send") + " incomplete); the peer is hung, slow, or skipped this operation");
+                            + " ms (" + (sendDone ? "receive" : "send") + " incomplete); the peer is hung, slow, or skipped this operation ["
+                            + (out != null ? (sent ? "send to rank " + to + " complete" : sending ? out.describe()
+                            : "waiting for another thread's send to rank " + to) + "; " : "")
+                            + (in != null ? in.describe() : "") + (back != null && back != in ? "; " + back.describe() : "") + "]");
                 }
                 backoff.idle();
             }
             if (target != dst && target != null) dst.copyFrom(target);
         } catch (RuntimeException e) {
-            if (out != null && sending && !out.done()) out.abort(e instanceof CommException ce ? ce : new CommException(e.toString(), e));
+            // Half a message in the ring can not be taken back: break the link so the receiver fails, not hangs.
+            if (sending && out.started() && !out.done()) out.abort(e instanceof CommException ce ? ce : new CommException(e.toString(), e));
             if (recv != null && recv.state != InboundPipe.DONE) {
                 in.lock.lock();
                 try {
@@ -246,7 +264,7 @@ public final class ShmTransport implements Transport {
         }
     }
 
-    private void checkPeers(OutboundPipe outPipe, OutboundPipe pendingOut, InboundPipe pendingIn, long now, String op, int tag) {
+    private void checkPeers(OutboundPipe pendingOut, InboundPipe pendingIn, long now, String op, int tag) {
         if (pendingOut != null) {
             String why = pendingOut.peerGone(now);
             if (why != null) {
