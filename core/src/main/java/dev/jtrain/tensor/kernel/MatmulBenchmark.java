@@ -86,26 +86,26 @@ public final class MatmulBenchmark {
     }
 
     /**
-     * Relative check: |c - ref| <= 1e-5 * k-scaled sum |a||b| + 1e-6. Float accumulation in a different order
-     * than the double reference differs by a few ulps times sqrt(k); a wrong kernel is off by O(1).
+     * Compares entries of C with {@link Sgemm#reference} run on the 1 x 1 sub-problem of each entry (all of
+     * them for small sizes, a random sample for large ones). Tolerance |c - ref| <= 1e-5 * sum_p |a_ip b_pj|
+     * + 1e-6: float accumulation in another order differs by a few ulps per block of the magnitude sum, while a
+     * wrong kernel is off by O(1).
      */
     private static void verify(int m, int n, int k, float[] a, float[] b, float[] c, SplittableRandom rnd) {
         boolean all = (long) m * n <= SAMPLED_ENTRIES * 8L;
         int count = all ? m * n : SAMPLED_ENTRIES;
+        float[] ref = new float[1];
         for (int s = 0; s < count; s++) {
             int idx = all ? s : rnd.nextInt(m * n);
             int i = idx / n, j = idx % n;
-            double ref = 0, mag = 0;
-            for (int p = 0; p < k; p++) {
-                double t = (double) a[i * k + p] * b[p * n + j];
-                ref += t;
-                mag += Math.abs(t);
-            }
+            Sgemm.reference(false, false, 1, 1, k, 1f, a, i * k, k, b, j, n, 0f, ref, 0, 1);
+            double mag = 0;
+            for (int p = 0; p < k; p++) mag += Math.abs((double) a[i * k + p] * b[p * n + j]);
             double tol = 1e-5 * mag + 1e-6;
-            if (!(Math.abs(c[idx] - ref) <= tol)) {
+            if (!(Math.abs(c[idx] - ref[0]) <= tol)) {
                 throw new IllegalStateException(String.format(Locale.ROOT,
                         "sgemm result wrong, refusing to report timing: m=%d n=%d k=%d C[%d,%d]=%s reference=%s"
-                                + " tolerance=%.3g", m, n, k, i, j, c[idx], ref, tol));
+                                + " tolerance=%.3g", m, n, k, i, j, c[idx], ref[0], tol));
             }
         }
     }
