@@ -10,10 +10,13 @@ import java.util.Arrays;
 /**
  * Measures α and β with a short ping-pong between group ranks 0 and 1, and γ with a local float32 sum on rank 0,
  * then broadcasts rank 0's figures (and its chunk size) so that every rank selects algorithms from the same model. Collective: every
- * rank of the group must call it (it runs at group start). Takes a few milliseconds on shared memory.
+ * rank of the group must call it (it runs at group start). Warms the path up first (the JIT would otherwise measure
+ * the interpreter); takes some tens of milliseconds on shared memory.
  */
 public final class CostModelProbe {
-    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 30, LARGE_ROUNDS = 4;
+    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 50, LARGE_ROUNDS = 4;
+    /** Ping-pongs before timing: a cold JVM interprets the transport for the first thousand calls or so. */
+    private static final int SMALL_WARMUP = 400, LARGE_WARMUP = 3;
 
     private CostModelProbe() {}
 
@@ -21,11 +24,12 @@ public final class CostModelProbe {
     public static CostModel measure(CollectiveContext c, long chunkBytes) {
         MemorySegment fig = c.scratch(2, 32);
         if (c.size() == 1) return CostModel.typicalSharedMemory(chunkBytes);
+        ReduceKernels.warmUp();
         if (c.rank() <= 1) {
             int peer = 1 - c.rank();
             MemorySegment big = c.scratch(3, LARGE);
-            double alpha = pingPong(c, peer, big.asSlice(0, SMALL), SMALL_ROUNDS) / 2;
-            double large = pingPong(c, peer, big, LARGE_ROUNDS) / 2;
+            double alpha = pingPong(c, peer, big.asSlice(0, SMALL), SMALL_WARMUP, SMALL_ROUNDS) / 2;
+            double large = pingPong(c, peer, big, LARGE_WARMUP, LARGE_ROUNDS) / 2;
             double beta = Math.max(1e-12, (large - alpha) / LARGE);
             double gamma = c.rank() == 0 ? reduceTime(c) : 0;
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
@@ -39,9 +43,9 @@ public final class CostModelProbe {
     }
 
     /** Median round-trip seconds; rank 0 sends first. Messages are sent whole (not chunked). */
-    private static double pingPong(CollectiveContext c, int peer, MemorySegment msg, int rounds) {
+    private static double pingPong(CollectiveContext c, int peer, MemorySegment msg, int warmup, int rounds) {
         double[] t = new double[rounds];
-        for (int i = -2; i < rounds; i++) { // two warm-up rounds
+        for (int i = -warmup; i < rounds; i++) {
             long t0 = System.nanoTime();
             if (c.rank() == 0) {
                 c.send(1, peer, msg);
@@ -56,16 +60,31 @@ public final class CostModelProbe {
         return t[rounds / 2];
     }
 
+    /**
+     * Best time per byte of a 256 KiB float32 sum (after {@link ReduceKernels#warmUp}), repeated for up to 50 ms: the
+     * minimum, not the mean, is the figure the compiled kernel shows in steady state.
+     */
     private static double reduceTime(CollectiveContext c) {
-        MemorySegment a = c.scratch(3, LARGE);
+        int bytes = 256 * 1024;
+        MemorySegment a = c.scratch(3, bytes);
         a.fill((byte) 0);
-        long n = LARGE / 4;
+        long n = bytes / 4;
         double best = Double.MAX_VALUE;
-        for (int i = 0; i < 5; i++) {
+        long stop = System.nanoTime() + 50_000_000L;
+        for (int i = 0; i < 20_000 && System.nanoTime() < stop; i++) {
             long t0 = System.nanoTime();
             ReduceKernels.apply(DType.FLOAT32, ReduceOp.SUM, a, a, a, n);
             best = Math.min(best, (System.nanoTime() - t0) * 1e-9);
         }
-        return best / LARGE;
+        // The JIT may not have installed the compiled kernel yet (compiler threads starve on a busy 2-core box), so
+        // also bound γ by its memory-traffic proxy: a reduction moves 3 bytes per byte where a copy moves 2.
+        MemorySegment b = c.scratch(1, bytes);
+        double copy = Double.MAX_VALUE;
+        for (int i = 0; i < 20; i++) {
+            long t0 = System.nanoTime();
+            MemorySegment.copy(a, 0, b, 0, bytes);
+            copy = Math.min(copy, (System.nanoTime() - t0) * 1e-9);
+        }
+        return Math.min(best, 1.5 * copy) / bytes;
     }
 }

@@ -13,7 +13,21 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  * loop monomorphic). Also the float32 &lt;-&gt; bfloat16 codec of the compressed wire format.
  */
 public final class ReduceKernels {
+    private static final java.util.concurrent.atomic.AtomicBoolean WARMED = new java.util.concurrent.atomic.AtomicBoolean();
+
     private ReduceKernels() {}
+
+    /**
+     * Runs the float32 SUM kernel (all-reduce's hot loop) until the JIT has compiled it, once per JVM: interpreted or
+     * C1-compiled Vector API code is ~100x slower than C2's, and the first ~second of real collectives would pay for
+     * it. Tiny vectors reach the compile thresholds in ~0.2 s.
+     */
+    public static void warmUp() {
+        if (!WARMED.compareAndSet(false, true)) return;
+        MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(256, 64);
+        for (int i = 0; i < 5000; i++) apply(DType.FLOAT32, ReduceOp.SUM, s, s, s, 64);
+        for (int i = 0; i < 2000; i++) divide(DType.FLOAT32, s, 64, 3);
+    }
 
     /** {@code dst = a (op) b} element-wise over {@code count} elements; {@code dst} may alias {@code a} or {@code b}. */
     public static void apply(DType dtype, ReduceOp op, MemorySegment dst, MemorySegment a, MemorySegment b, long count) {

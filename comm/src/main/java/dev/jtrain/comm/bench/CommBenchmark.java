@@ -34,6 +34,7 @@ public final class CommBenchmark {
         List<BenchResult> out = new ArrayList<>();
         int p = g.size();
         String transport = p == 1 ? g.linkKind(0) : g.linkKind((g.rank() + 1) % p);
+        warmUpJit(g, c);
         for (long size : c.sizesBytes()) {
             try (Arena arena = Arena.ofShared()) {
                 out.add(measure(g, c, size, transport, arena));
@@ -108,6 +109,21 @@ public final class CommBenchmark {
         double median = iters % 2 == 1 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
         String algo = g.algorithmFor(kind, bytes).name();
         return new BenchResult(c.op(), p, transport, bytes, bytes / 4, algo, median, pipelinedUs, iters);
+    }
+
+    /**
+     * A JVM runs the first few thousand calls of any path in the interpreter or in lightly optimised code; timing
+     * those would measure the JIT, not the library (C and Python peers have no such phase). So before any size is
+     * timed, the op runs a fixed number of times (the same on every rank: it is collective) on a small and a medium
+     * buffer, as JMH's warm-up iterations do.
+     */
+    private static void warmUpJit(ProcessGroup g, BenchConfig c) {
+        for (long[] sizeAndReps : new long[][] {{4096, 3000}, {256 * 1024, 200}}) {
+            BenchConfig one = new BenchConfig(c.op(), java.util.List.of(sizeAndReps[0]), (int) sizeAndReps[1], 1);
+            try (Arena arena = Arena.ofShared()) {
+                measure(g, one, sizeAndReps[0], "", arena);
+            }
+        }
     }
 
     /** One op on known data, checked at the first and last element of every block. */
