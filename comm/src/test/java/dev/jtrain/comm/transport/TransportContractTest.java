@@ -184,6 +184,44 @@ public abstract class TransportContractTest {
     }
 
     @Test
+    void randomRingScheduleOnSeveralTagsAtOnceDeliversEveryMessage() throws Exception {
+        int size = 3, tags = 3, steps = 12;
+        Transport[] t = createGroup(size, 20_000);
+        try {
+            onEveryRank(size * tags, job -> {
+                int r = job % size, tag = 200 + job / size;
+                Random script = new Random(seed + tag); // the same schedule on every rank of this tag
+                for (int i = 0; i < steps; i++) {
+                    int d = script.nextBoolean() ? 1 : size - 1;
+                    long bytes = script.nextInt(4) == 0 ? script.nextInt(8) : script.nextInt(200_000);
+                    int to = (r + d) % size, from = (r + size - d) % size;
+                    MemorySegment dst = Arena.ofAuto().allocate(Math.max(1, bytes)).asSlice(0, bytes);
+                    t[r].sendRecv(to, random(bytes, seed ^ (tag * 7919L + i * 31L + r)), from, dst, tag);
+                    assertSameBytes(dst, random(bytes, seed ^ (tag * 7919L + i * 31L + from)));
+                }
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
+    void twoRanksSendingLargeMessagesToEachOtherFirstDoNotDeadlock() throws Exception {
+        long bytes = 5L << 20; // far larger than a ring or socket buffer
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            onEveryRank(2, r -> {
+                t[r].send(1 - r, 1, random(bytes, seed + r));
+                MemorySegment dst = Arena.ofAuto().allocate(bytes);
+                t[r].recv(1 - r, 1, dst);
+                assertSameBytes(dst, random(bytes, seed + 1 - r));
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    @Test
     void lengthMismatchIsReportedWithBothRanks() throws Exception {
         Transport[] t = createGroup(2, 5_000);
         try {
