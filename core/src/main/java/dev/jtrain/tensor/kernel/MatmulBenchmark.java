@@ -20,8 +20,13 @@ public final class MatmulBenchmark {
     /** One measurement: {@code gflops = 2 m n k / medianMs}. */
     public record Result(int m, int n, int k, int threads, double gflops, double medianMs) {}
 
-    /** Minimum wall time spent on warm-up and on measured repeats, each. */
-    private static final long WARMUP_NANOS = 500_000_000L;
+    /**
+     * Minimum wall time of warm-up. Until C2 has compiled them, Vector API kernels run as interpreted or C1 code
+     * that allocates every vector (a 100 x 37 x 300 product takes 8 ms instead of 0.05 ms), and the packed kernel
+     * reaches C2 only after ~10^5 loop iterations: half a second was measured too short for small sizes.
+     */
+    private static final long WARMUP_NANOS = 1_500_000_000L;
+    /** Minimum wall time of the measured repeats. */
     private static final long MEASURE_NANOS = 1_000_000_000L;
     private static final int MIN_REPEATS = 5;
     private static final int MAX_REPEATS = 200;
@@ -48,9 +53,9 @@ public final class MatmulBenchmark {
             verify(m, n, k, a, b, c, rnd);
 
             long warmEnd = System.nanoTime() + WARMUP_NANOS;
-            do {
+            for (int w = 0; w < 5 || System.nanoTime() < warmEnd; w++) {
                 Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
-            } while (System.nanoTime() < warmEnd);
+            }
 
             long[] times = new long[MAX_REPEATS];
             int reps = 0;
