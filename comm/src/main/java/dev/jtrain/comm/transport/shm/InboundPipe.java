@@ -213,8 +213,16 @@ final class InboundPipe {
 
     CommException failure() { return failure; }
 
-    /** State for error messages (read without the lock: approximate). */
+    /** State for error messages (read without the lock: approximate, never throws). */
     String describe() {
+        try {
+            return describeUnsafe();
+        } catch (RuntimeException concurrentlyChanged) {
+            return "inbound from rank " + peer + ": (state changing)";
+        }
+    }
+
+    private String describeUnsafe() {
         long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
         StringBuilder b = new StringBuilder("inbound from rank ").append(peer).append(": ").append(tail - head)
                 .append(" bytes unread");
