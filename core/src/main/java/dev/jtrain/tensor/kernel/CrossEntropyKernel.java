@@ -29,9 +29,9 @@ public final class CrossEntropyKernel {
                 for (; c < valid; c++) max = Math.max(max, z[base + c]);
                 FloatVector vm = FloatVector.broadcast(S, max), acc = FloatVector.zero(S);
                 for (c = 0; c < upper; c += S.length())
-                    acc = acc.add(FloatVector.fromArray(S, z, base + c).sub(vm).lanewise(VectorOperators.EXP));
-                double sum = acc.reduceLanes(VectorOperators.ADD);
-                for (; c < valid; c++) sum += Math.exp(z[base + c] - max);
+                    acc = acc.add(VectorMath.exp(FloatVector.fromArray(S, z, base + c).sub(vm)));
+                double sum = VectorMath.sum(acc);
+                for (; c < valid; c++) sum += VectorMath.exp(z[base + c] - max);
                 float l = (float) (max + Math.log(sum));
                 lse[r] = l;
                 int t = targets[r];
@@ -55,8 +55,8 @@ public final class CrossEntropyKernel {
                 FloatVector vl = FloatVector.broadcast(S, lse[r]);
                 int c = 0, upper = S.loopBound(valid);
                 for (; c < upper; c += S.length())
-                    FloatVector.fromArray(S, z, base + c).sub(vl).lanewise(VectorOperators.EXP).mul(scale).intoArray(dz, db + c);
-                for (; c < valid; c++) dz[db + c] = (float) Math.exp(z[base + c] - lse[r]) * scale;
+                    VectorMath.exp(FloatVector.fromArray(S, z, base + c).sub(vl)).mul(scale).intoArray(dz, db + c);
+                for (; c < valid; c++) dz[db + c] = VectorMath.exp(z[base + c] - lse[r]) * scale;
                 java.util.Arrays.fill(dz, db + valid, db + cols, 0f);
                 dz[db + t] -= scale;
             }

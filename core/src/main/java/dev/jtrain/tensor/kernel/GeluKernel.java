@@ -21,7 +21,7 @@ public final class GeluKernel {
             for (; i < upper; i += S.length()) {
                 FloatVector v = FloatVector.fromArray(S, x, xo + i);
                 FloatVector u = v.mul(v).mul(A * K).add(K).mul(v);
-                v.mul(0.5f).mul(u.lanewise(VectorOperators.TANH).add(1f)).intoArray(out, oo + i);
+                v.mul(0.5f).mul(VectorMath.tanh(u).add(1f)).intoArray(out, oo + i);
             }
             for (; i < hi; i++) out[oo + i] = scalar(x[xo + i]);
         });
@@ -34,7 +34,7 @@ public final class GeluKernel {
             for (; i < upper; i += S.length()) {
                 FloatVector v = FloatVector.fromArray(S, x, xo + i);
                 FloatVector v2 = v.mul(v);
-                FloatVector t = v2.mul(A * K).add(K).mul(v).lanewise(VectorOperators.TANH);
+                FloatVector t = VectorMath.tanh(v2.mul(A * K).add(K).mul(v));
                 FloatVector sech2 = t.mul(t).neg().add(1f);
                 FloatVector du = v2.mul(3f * A * K).add(K);
                 FloatVector g = t.add(1f).mul(0.5f).add(v.mul(0.5f).mul(sech2).mul(du));

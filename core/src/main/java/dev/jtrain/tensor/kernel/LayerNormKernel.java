@@ -13,6 +13,7 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class LayerNormKernel {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    private static final int PARTIAL_SUMS = 8;
 
     private LayerNormKernel() {}
 
@@ -25,7 +26,7 @@ public final class LayerNormKernel {
                 int c = 0, upper = S.loopBound(cols);
                 FloatVector acc = FloatVector.zero(S);
                 for (; c < upper; c += S.length()) acc = acc.add(FloatVector.fromArray(S, x, base + c));
-                float s = acc.reduceLanes(VectorOperators.ADD);
+                float s = VectorMath.sum(acc);
                 for (; c < cols; c++) s += x[base + c];
                 float m = s / cols;
                 FloatVector vm = FloatVector.broadcast(S, m);
@@ -34,7 +35,7 @@ public final class LayerNormKernel {
                     FloatVector d = FloatVector.fromArray(S, x, base + c).sub(vm);
                     acc2 = d.fma(d, acc2);
                 }
-                float v = acc2.reduceLanes(VectorOperators.ADD);
+                float v = VectorMath.sum(acc2);
                 for (; c < cols; c++) {
                     float d = x[base + c] - m;
                     v += d * d;
@@ -61,7 +62,8 @@ public final class LayerNormKernel {
      */
     public static void backward(float[] dy, int dyo, float[] x, int xo, float[] w, int wo, float[] mean, float[] rstd,
                                 float[] dx, int dxo, float[] dw, int dwo, float[] db, int dbo, int rows, int cols) {
-        int chunks = Math.min(Parallel.threads(), Math.max(1, rows / 4));
+        // A fixed number of partial sums, independent of the thread count, so dw/db have the same bits on any machine.
+        int chunks = Math.min(PARTIAL_SUMS, Math.max(1, rows / 4));
         float[][] pdw = new float[chunks][cols];
         float[][] pdb = new float[chunks][cols];
         Parallel.forRange(chunks, 1, (clo, chi) -> {
@@ -93,7 +95,7 @@ public final class LayerNormKernel {
             d.fma(xh, FloatVector.fromArray(S, dw, c)).intoArray(dw, c);
             d.add(FloatVector.fromArray(S, db, c)).intoArray(db, c);
         }
-        float sumG = sg.reduceLanes(VectorOperators.ADD), sumGx = sgx.reduceLanes(VectorOperators.ADD);
+        float sumG = VectorMath.sum(sg), sumGx = VectorMath.sum(sgx);
         for (; c < cols; c++) {
             float xh = (x[xb + c] - m) * rs;
             float g = dy[dyb + c] * w[wo + c];

@@ -143,8 +143,8 @@ final class SgemmSmall {
                 s2 = av.fma(FloatVector.fromArray(S, b, b2 + p), s2);
                 s3 = av.fma(FloatVector.fromArray(S, b, b3 + p), s3);
             }
-            float d0 = s0.reduceLanes(VectorOperators.ADD), d1 = s1.reduceLanes(VectorOperators.ADD);
-            float d2 = s2.reduceLanes(VectorOperators.ADD), d3 = s3.reduceLanes(VectorOperators.ADD);
+            float d0 = VectorMath.sum(s0), d1 = VectorMath.sum(s1);
+            float d2 = VectorMath.sum(s2), d3 = VectorMath.sum(s3);
             for (int p = kv; p < k; p++) {
                 float av = arow[arowOff + p];
                 d0 += av * b[b0 + p];
@@ -163,7 +163,7 @@ final class SgemmSmall {
             for (int p = 0; p < kv; p += L) {
                 s0 = FloatVector.fromArray(S, arow, arowOff + p).fma(FloatVector.fromArray(S, b, b0 + p), s0);
             }
-            float d0 = s0.reduceLanes(VectorOperators.ADD);
+            float d0 = VectorMath.sum(s0);
             for (int p = kv; p < k; p++) d0 += arow[arowOff + p] * b[b0 + p];
             put(c, crow + j, d0, alpha, beta);
         }

@@ -24,13 +24,13 @@ public final class SoftmaxKernel {
         FloatVector vs = FloatVector.broadcast(S, scale), vsm = FloatVector.broadcast(S, sm);
         FloatVector acc = FloatVector.zero(S);
         for (c = 0; c < upper; c += S.length()) {
-            FloatVector e = FloatVector.fromArray(S, row, ro + c).fma(vs, vsm.neg()).lanewise(VectorOperators.EXP);
+            FloatVector e = VectorMath.exp(FloatVector.fromArray(S, row, ro + c).fma(vs, vsm.neg()));
             acc = acc.add(e);
             e.intoArray(row, ro + c);
         }
-        float sum = acc.reduceLanes(VectorOperators.ADD);
+        float sum = VectorMath.sum(acc);
         for (; c < len; c++) {
-            float e = (float) Math.exp(row[ro + c] * scale - sm);
+            float e = VectorMath.exp(Math.fma(row[ro + c], scale, -sm));
             row[ro + c] = e;
             sum += e;
         }
@@ -51,7 +51,7 @@ public final class SoftmaxKernel {
         FloatVector acc = FloatVector.zero(S);
         for (; c < upper; c += S.length())
             acc = FloatVector.fromArray(S, p, po + c).fma(FloatVector.fromArray(S, dp, dpo + c), acc);
-        float dot = acc.reduceLanes(VectorOperators.ADD);
+        float dot = VectorMath.sum(acc);
         for (; c < len; c++) dot += p[po + c] * dp[dpo + c];
         FloatVector vdot = FloatVector.broadcast(S, dot);
         for (c = 0; c < upper; c += S.length()) {

@@ -65,7 +65,7 @@ public final class VectorOps {
         while (i < upper) {
             int blockEnd = Math.min(upper, i + 4096);
             for (; i < blockEnd; i += S.length()) acc = acc.add(FloatVector.fromArray(S, x, xo + i));
-            total += acc.reduceLanes(VectorOperators.ADD);
+            total += VectorMath.sum(acc);
             acc = FloatVector.zero(S);
         }
         for (; i < n; i++) total += x[xo + i];
@@ -83,7 +83,7 @@ public final class VectorOps {
                 FloatVector v = FloatVector.fromArray(S, x, xo + i);
                 acc = v.fma(v, acc);
             }
-            total += acc.reduceLanes(VectorOperators.ADD);
+            total += VectorMath.sum(acc);
         }
         for (; i < n; i++) total += (double) x[xo + i] * x[xo + i];
         return total;
