@@ -1,0 +1,119 @@
+package dev.jtrain.checkpoint;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * File layout under a checkpoint root:
+ * <pre>
+ *   root/
+ *     latest                     "step-000123\n", replaced atomically after a commit
+ *     step-000100/               one directory per checkpoint
+ *       rank-00000.safetensors   what rank 0 wrote (safetensors layout)
+ *       rank-00001.safetensors
+ *       metadata.json            written last, by the coordinator: its presence = committed
+ *     step-000123/ ...
+ * </pre>
+ * Retention (keep-last-K) deletes only committed checkpoints older than the K newest, and incomplete directories
+ * older than the newest committed one; the newest committed checkpoint is never deleted.
+ */
+public final class CheckpointDirectory {
+    static final String LATEST = "latest";
+    private static final Pattern STEP = Pattern.compile("step-(\\d+)");
+
+    private CheckpointDirectory() {}
+
+    public static Path stepDir(Path root, long step) {
+        return root.resolve(String.format("step-%06d", step));
+    }
+
+    /** The step a directory name stands for, if it is a step directory. */
+    public static OptionalLong stepOf(Path dir) {
+        Matcher m = STEP.matcher(dir.getFileName().toString());
+        return m.matches() ? OptionalLong.of(Long.parseLong(m.group(1))) : OptionalLong.empty();
+    }
+
+    public static boolean isCommitted(Path stepDir) {
+        return Files.isRegularFile(stepDir.resolve(CheckpointMetadata.FILE_NAME));
+    }
+
+    /** Every step directory, oldest first (committed or not). */
+    public static List<Path> steps(Path root) {
+        if (!Files.isDirectory(root)) return List.of();
+        try (Stream<Path> s = Files.list(root)) {
+            List<Path> out = new ArrayList<>(s.filter(p -> Files.isDirectory(p) && stepOf(p).isPresent()).toList());
+            out.sort(Comparator.comparingLong(p -> stepOf(p).getAsLong()));
+            return out;
+        } catch (IOException e) {
+            throw new CheckpointException("cannot list checkpoint root " + root + ": " + e, e);
+        }
+    }
+
+    /** The directory {@code latest} names, if the pointer exists. */
+    public static java.util.Optional<Path> latest(Path root) {
+        try {
+            String name = Files.readString(root.resolve(LATEST), StandardCharsets.UTF_8).strip();
+            if (stepOf(Path.of(name)).isEmpty())
+                throw new CheckpointException("pointer " + root.resolve(LATEST) + " holds '" + name + "', not a step directory name");
+            return java.util.Optional.of(root.resolve(name));
+        } catch (NoSuchFileException e) {
+            return java.util.Optional.empty();
+        } catch (IOException e) {
+            throw new CheckpointException("cannot read " + root.resolve(LATEST) + ": " + e, e);
+        }
+    }
+
+    /** The checkpoint to load: {@code step} if ≥ 0, else the one {@code latest} names, else the newest committed. */
+    public static Path resolve(Path root, long step) {
+        if (isCommitted(root) || stepOf(root.toAbsolutePath()).isPresent()) return root; // a step directory was given directly
+        if (step >= 0) return stepDir(root, step);
+        var l = latest(root);
+        if (l.isPresent()) return l.get();
+        List<Path> all = steps(root);
+        for (int i = all.size() - 1; i >= 0; i--) if (isCommitted(all.get(i))) return all.get(i);
+        throw new CheckpointException("no committed checkpoint under " + root + " (no 'latest' pointer, no step-*/"
+                + CheckpointMetadata.FILE_NAME + ")");
+    }
+
+    static void writeLatest(Path root, Path stepDir) throws IOException {
+        Durable.writeAtomically(root.resolve(LATEST), (stepDir.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Keep-last-K after {@code newest} committed; returns the deleted directories. */
+    static List<Path> retain(Path root, int keepLast, Path newest) throws IOException {
+        if (keepLast <= 0) return List.of();
+        long newestStep = stepOf(newest).getAsLong();
+        List<Path> committed = new ArrayList<>();
+        List<Path> doomed = new ArrayList<>();
+        for (Path p : steps(root)) {
+            long s = stepOf(p).getAsLong();
+            if (isCommitted(p)) {
+                if (s <= newestStep) committed.add(p);
+            } else if (s < newestStep) {
+                doomed.add(p); // an interrupted save older than what we just committed
+            }
+        }
+        for (int i = 0; i < committed.size() - keepLast; i++)
+            if (!committed.get(i).equals(newest)) doomed.add(committed.get(i));
+        for (Path p : doomed) deleteTree(p);
+        return doomed;
+    }
+
+    /** Deletes the metadata first, so a half-deleted checkpoint is never mistaken for a committed one. */
+    private static void deleteTree(Path dir) throws IOException {
+        Files.deleteIfExists(dir.resolve(CheckpointMetadata.FILE_NAME));
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package dev.jtrain.checkpoint;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code metadata.json} of one checkpoint: written by the coordinator last, after every rank reported its shard file
+ * durable, so its presence is what "committed" means. Versioned JSON (Jackson), no Java serialization:
+ * <pre>
+ * { "format": "jtrain-checkpoint", "version": 1, "step": 123, "worldSize": 2, "createdUtc": "...",
+ *   "items": { "model/wte.weight": { "dtype": "F32", "shape": [256, 64],
+ *              "pieces": [ { "offset": 0, "length": 16384, "file": "rank-00001.safetensors", "tensor": "model/wte.weight",
+ *                            "fileOffset": 1234, "byteLength": 65536, "crc32c": "1a2b3c4d", "writer": 1 } ] } },
+ *   "state": { "optimizer": [ {"optimizer.step": "123"}, ... one map per rank ] },
+ *   "files": { "rank-00000.safetensors": { "rank": 0, "bytes": 4194560 } },
+ *   "layout": [ { "rank": 0, "worldSize": 2, "shards": [ ...what rank 0 held... ] }, ... ] }
+ * </pre>
+ * {@code offset}/{@code length} are elements of the item's row-major flattening; {@code fileOffset}/{@code byteLength}
+ * are absolute bytes in the file, so any tool can read a piece with one seek.
+ */
+public record CheckpointMetadata(String format, int version, long step, int worldSize, String createdUtc,
+                                 Map<String, Item> items, Map<String, List<Map<String, String>>> state,
+                                 Map<String, FileEntry> files, List<LocalPlan> layout) {
+    public static final String FORMAT = "jtrain-checkpoint";
+    public static final int VERSION = 1;
+    public static final String FILE_NAME = "metadata.json";
+
+    /** One logical tensor and where its pieces are. */
+    public record Item(String dtype, long[] shape, List<Piece> pieces) {
+        public long numel() {
+            long n = 1;
+            for (long d : shape) n *= d;
+            return n;
+        }
+    }
+
+    /** Elements [offset, offset + length) of an item, stored as {@code tensor} in {@code file}. */
+    public record Piece(long offset, long length, String file, String tensor, long fileOffset, long byteLength,
+                        String crc32c, int writer) {}
+
+    public record FileEntry(int rank, long bytes) {}
+
+    public static CheckpointMetadata read(Path stepDir) {
+        Path f = stepDir.resolve(FILE_NAME);
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(f);
+        } catch (NoSuchFileException e) {
+            throw new CheckpointException("checkpoint " + stepDir + " is not committed (no " + FILE_NAME
+                    + "): it is incomplete or was interrupted; load an earlier step or the one 'latest' names");
+        } catch (IOException e) {
+            throw new CheckpointException("cannot read " + f + ": " + e, e);
+        }
+        CheckpointMetadata m;
+        try {
+            m = Json.read(bytes, CheckpointMetadata.class);
+        } catch (CheckpointException e) {
+            throw new CheckpointException("metadata file " + f + " is corrupt: " + e.getMessage(), e);
+        }
+        if (!FORMAT.equals(m.format()))
+            throw new CheckpointException("metadata file " + f + " has format '" + m.format() + "', expected '" + FORMAT + "'");
+        if (m.version() > VERSION)
+            throw new CheckpointException("metadata file " + f + " has version " + m.version() + "; this jtrain reads up to "
+                    + VERSION + " (upgrade jtrain)");
+        return m;
+    }
+
+    void write(Path stepDir) throws IOException {
+        Durable.writeAtomically(stepDir.resolve(FILE_NAME), Json.bytes(this));
+    }
+
+    public long totalBytes() {
+        long b = 0;
+        for (FileEntry f : files.values()) b += f.bytes();
+        return b;
+    }
+}

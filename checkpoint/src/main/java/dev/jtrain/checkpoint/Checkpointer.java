@@ -1,0 +1,274 @@
+package dev.jtrain.checkpoint;
+
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.tensor.state.Stateful;
+import dev.jtrain.tensor.state.TensorShard;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Saves and loads distributed checkpoints of named {@link Stateful} parts (model, optimizer, trainer...), for one
+ * process ({@code group == null}) or any world size, resharding on load (flat ranges are matched, so a checkpoint
+ * saved by 4 ranks under ZeRO-2 loads into 2 ranks under ZeRO-1 or into one process).
+ *
+ * <p><b>Save</b>, every rank, same order:
+ * <pre>
+ *   save(root, state, options)
+ *     wait for the previous save; a failure it had is thrown here (naming rank and file)
+ *     plan      SavePlanner.plan: cache hit → no collectives; miss → gather local plans, coordinator merges, broadcast
+ *     snapshot  copy my pieces into an off-heap staging buffer (the only stall of an async save)
+ *     ── async: return a future here; the rest runs on the background writer ──
+ *     write     my shard file: temp, fsync, rename (CRC32C per piece)         ShardFileWriter
+ *     report    gather(RankReport → coordinator)
+ *   coordinator: all durable and on the same plan → metadata.json (temp, fsync, rename) → 'latest' → retention
+ *     outcome   broadcast(committed or why not); the future completes on every rank; staging returns to the pool
+ * </pre>
+ * <b>Load</b>, every rank: see {@link CheckpointLoader}.
+ *
+ * <p>Collectives run on a private sub-group of {@code group}, with its own thread and sequence numbers, so a
+ * background commit never interleaves with the training loop's collectives. Creating a Checkpointer is therefore
+ * collective (every rank constructs one at the same point).
+ *
+ * <p>Threading: call {@code save}, {@code load} and {@code close} from one thread (the training thread).
+ */
+public final class Checkpointer implements AutoCloseable {
+    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final ProcessGroup group;
+    private final int rank, world;
+    private final SavePlanner planner = new SavePlanner();
+    private final StagingPool staging = new StagingPool();
+    private final ExecutorService writer;
+    private SpanSink spans = SpanSink.NONE;
+    private CompletableFuture<SaveReport> pending = CompletableFuture.completedFuture(null);
+    private long pendingStep = -1;
+
+    /** @param group the data-parallel group, or null for one process */
+    public Checkpointer(ProcessGroup group) {
+        if (group != null) {
+            int[] all = new int[group.size()];
+            java.util.Arrays.setAll(all, i -> i);
+            this.group = group.newGroup(all).orElseThrow();
+        } else {
+            this.group = null;
+        }
+        this.rank = group == null ? 0 : group.rank();
+        this.world = group == null ? 1 : group.size();
+        this.writer = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "checkpoint-writer-rank" + rank);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public void setSpanSink(SpanSink sink) {
+        this.spans = sink == null ? SpanSink.NONE : sink;
+    }
+
+    public SavePlanner planner() { return planner; }
+
+    public StagingPool staging() { return staging; }
+
+    public int rank() { return rank; }
+
+    public int worldSize() { return world; }
+
+    /**
+     * Saves {@code state} as {@code root/step-NNNNNN}. Synchronous: returns a completed future once committed (or
+     * throws). Async: returns once the snapshot is in staging; the future completes when the checkpoint is committed
+     * on every rank, or exceptionally with a {@link CheckpointException} naming the rank and file that failed.
+     *
+     * @throws CheckpointException if the previous async save failed (surfaced here once), or this one fails
+     *                             synchronously
+     */
+    public CompletableFuture<SaveReport> save(Path root, Map<String, Stateful> state, SaveOptions options) {
+        long t0 = System.nanoTime();
+        awaitPrevious();
+        Path dir = CheckpointDirectory.stepDir(root, options.step());
+        if (CheckpointDirectory.isCommitted(dir))
+            throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " is already committed; "
+                    + "delete it or save under another step (a committed checkpoint is never overwritten)");
+        LocalPlan local = LocalPlan.of(rank, world, state);
+        SavePlanner.Result planned = planner.plan(local, group);
+        long t1 = System.nanoTime();
+        spans.span("ckpt plan" + (planned.cacheHit() ? " (cached)" : ""), t0, t1);
+        GlobalPlan plan = planned.plan();
+        List<WriteItem> mine = plan.writes().get(rank);
+        StagingPool.Buffer buf = staging.acquire(plan.bytesWritten(rank));
+        Map<String, Map<String, String>> meta = new LinkedHashMap<>();
+        try {
+            List<TensorShard> live = LocalPlan.liveShards(state);
+            for (WriteItem w : mine) {
+                TensorShard t = live.get(w.localIndex());
+                MemorySegment.copy(t.data(), t.dataOffset(), buf.segment(), F32_LE, w.begin(), Math.toIntExact(w.length()));
+            }
+            for (var e : state.entrySet()) meta.put(e.getKey(), new LinkedHashMap<>(e.getValue().metadata()));
+        } catch (RuntimeException e) {
+            staging.release(buf);
+            throw e;
+        }
+        long t2 = System.nanoTime();
+        spans.span("ckpt snapshot", t1, t2);
+        Job job = new Job(root, dir, options, plan, planned, buf, meta, t0, t1, t2);
+        if (!options.async()) {
+            SaveReport r = job.run();
+            return CompletableFuture.completedFuture(r);
+        }
+        pendingStep = options.step();
+        pending = CompletableFuture.supplyAsync(job::run, writer);
+        return pending;
+    }
+
+    /** Waits for the save in flight, if any; rethrows its failure (once). */
+    public void awaitPrevious() {
+        CompletableFuture<SaveReport> p = pending;
+        pending = CompletableFuture.completedFuture(null);
+        try {
+            p.get();
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            throw new CheckpointException("rank " + rank + ": the previous asynchronous save (step " + pendingStep
+                    + ") failed: " + c.getMessage(), c);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CheckpointException("rank " + rank + ": interrupted while waiting for the save of step " + pendingStep, e);
+        }
+    }
+
+    /**
+     * Loads the checkpoint {@code options} selects under {@code root} (or {@code root} itself if it is a step
+     * directory) into {@code state}'s live buffers, then calls each part's {@link Stateful#restore}. Everything is read
+     * into staging and verified first; on any error the live buffers are untouched. Collective.
+     */
+    public LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
+        awaitPrevious();
+        return new CheckpointLoader(group, rank, world, staging, spans).load(root, state, options);
+    }
+
+    /** Waits for the save in flight (rethrowing its failure), then frees staging and the writer thread. */
+    @Override
+    public void close() {
+        try {
+            awaitPrevious();
+        } finally {
+            writer.shutdown();
+            staging.close();
+            if (group != null) group.close();
+        }
+    }
+
+    /** The background part of one save: write, report, commit. Runs inline for a synchronous save. */
+    private final class Job {
+        final Path root, dir;
+        final SaveOptions options;
+        final GlobalPlan plan;
+        final SavePlanner.Result planned;
+        final StagingPool.Buffer buf;
+        final Map<String, Map<String, String>> meta;
+        final long t0, t1, t2;
+
+        Job(Path root, Path dir, SaveOptions options, GlobalPlan plan, SavePlanner.Result planned, StagingPool.Buffer buf,
+            Map<String, Map<String, String>> meta, long t0, long t1, long t2) {
+            this.root = root; this.dir = dir; this.options = options; this.plan = plan; this.planned = planned;
+            this.buf = buf; this.meta = meta; this.t0 = t0; this.t1 = t1; this.t2 = t2;
+        }
+
+        SaveReport run() {
+            String file = GlobalPlan.fileName(rank);
+            RankReport report;
+            long w0 = System.nanoTime();
+            try {
+                ShardFileWriter.ensureDirectory(dir);
+                ShardFileWriter.Written w = ShardFileWriter.write(dir.resolve(file), plan.writes().get(rank),
+                        plan.layout().get(rank).shards(), buf.segment(),
+                        Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())));
+                List<String> crcs = new ArrayList<>();
+                for (long c : w.crc32c()) crcs.add(String.format("%08x", c));
+                report = new RankReport(rank, plan.hashCode(), file, w.fileBytes(), w.dataStart(), crcs, meta, null);
+            } catch (IOException | RuntimeException e) {
+                report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,
+                        "rank " + rank + " could not write " + dir.resolve(file) + ": " + e);
+            } finally {
+                staging.release(buf); // the write is over (done or failed): the buffer may be reused
+            }
+            long w1 = System.nanoTime();
+            spans.span("ckpt write+fsync", w0, w1);
+            List<RankReport> all;
+            if (group == null) {
+                all = List.of(report);
+            } else {
+                List<byte[]> bytes = ByteExchange.gather(group, Json.bytes(report), 0);
+                all = null;
+                if (bytes != null) {
+                    all = new ArrayList<>();
+                    for (byte[] b : bytes) all.add(Json.read(b, RankReport.class));
+                }
+            }
+            String outcome = null;
+            if (rank == 0) outcome = commit(all);
+            if (group != null)
+                outcome = new String(ByteExchange.broadcast(group, (outcome == null ? "" : outcome).getBytes(
+                        java.nio.charset.StandardCharsets.UTF_8), 0), java.nio.charset.StandardCharsets.UTF_8);
+            long c1 = System.nanoTime();
+            spans.span("ckpt commit", w1, c1);
+            if (outcome != null && !outcome.isEmpty())
+                throw new CheckpointException("checkpoint " + dir + " not committed: " + outcome);
+            return new SaveReport(options.step(), dir, planned.cacheHit(), planned.planningNanos(), t2 - t1,
+                    options.async() ? t2 - t0 : c1 - t0, w1 - w0, c1 - t0, plan.bytesWrittenPerRank());
+        }
+
+        /** Coordinator: returns null when committed, else what went wrong (every rank will throw it). */
+        private String commit(List<RankReport> reports) {
+            StringBuilder errors = new StringBuilder();
+            for (RankReport r : reports) {
+                if (r.error() != null) errors.append(errors.isEmpty() ? "" : "; ").append(r.error());
+                else if (r.planHash() != plan.hashCode())
+                    errors.append(errors.isEmpty() ? "" : "; ").append("rank ").append(r.rank())
+                            .append(" saved with a different plan (its state layout changed without the others')");
+            }
+            if (!errors.isEmpty()) return errors.toString();
+            try {
+                Map<String, CheckpointMetadata.Item> items = new LinkedHashMap<>();
+                Map<String, CheckpointMetadata.FileEntry> files = new LinkedHashMap<>();
+                for (RankReport r : reports) {
+                    files.put(r.file(), new CheckpointMetadata.FileEntry(r.rank(), r.fileBytes()));
+                    List<WriteItem> ws = plan.writes().get(r.rank());
+                    for (int i = 0; i < ws.size(); i++) {
+                        WriteItem w = ws.get(i);
+                        PlannedShard s = plan.layout().get(r.rank()).shards().get(w.localIndex());
+                        items.computeIfAbsent(w.item(), k -> new CheckpointMetadata.Item(s.dtype(), s.shape(), new ArrayList<>()))
+                                .pieces().add(new CheckpointMetadata.Piece(w.offset(), w.length(), r.file(), w.tensor(),
+                                        r.dataStart() + w.begin(), w.bytes(), r.crc32c().get(i), r.rank()));
+                    }
+                }
+                for (CheckpointMetadata.Item it : items.values())
+                    it.pieces().sort(java.util.Comparator.comparingLong(CheckpointMetadata.Piece::offset));
+                Map<String, List<Map<String, String>>> state = new LinkedHashMap<>();
+                for (RankReport r : reports)
+                    r.state().forEach((k, v) -> state.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+                CheckpointMetadata m = new CheckpointMetadata(CheckpointMetadata.FORMAT, CheckpointMetadata.VERSION,
+                        options.step(), world, Instant.now().toString(), items, state, files, plan.layout());
+                m.write(dir);
+                Durable.fsyncDirectory(root);
+                CheckpointDirectory.writeLatest(root, dir);
+                CheckpointDirectory.retain(root, options.keepLast(), dir);
+                return null;
+            } catch (IOException | RuntimeException e) {
+                return "coordinator (rank 0) could not commit " + dir + ": " + e;
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.jtrain.checkpoint;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The POSIX recipe for a file that appears whole or not at all: write a temporary file in the same directory,
+ * fsync it, rename it over the target (atomic within one file system), fsync the directory (the rename lives in the
+ * directory's data). A crash at any point leaves the old file or the complete new one.
+ */
+final class Durable {
+    private Durable() {}
+
+    static void writeAtomically(Path file, byte[] bytes) throws IOException {
+        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) ch.write(b);
+            ch.force(true);
+        }
+        renameAtomically(tmp, file);
+    }
+
+    static void renameAtomically(Path tmp, Path file) throws IOException {
+        try {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+        fsyncDirectory(file.toAbsolutePath().getParent());
+    }
+
+    static void fsyncDirectory(Path dir) {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException | UnsupportedOperationException ignored) {
+            // platforms that cannot open a directory (Windows): the files themselves are synced
+        }
+    }
+}

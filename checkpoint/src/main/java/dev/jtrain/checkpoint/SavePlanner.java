@@ -1,0 +1,149 @@
+package dev.jtrain.checkpoint;
+
+import dev.jtrain.comm.ProcessGroup;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Decides <em>what</em> each rank writes (the split of torch.distributed.checkpoint's {@code planner.py} from
+ * {@code storage.py}; where and how bytes go is {@link ShardFileWriter}'s business).
+ *
+ * <p>Call sequence of one save:
+ * <pre>
+ *   every rank:   local = LocalPlan.of(rank, world, state)                 what I hold
+ *                 plan(local, group):
+ *                   cache hit (local equals the cached key) → cached plan, no collectives
+ *                   miss: gather(local → coordinator)
+ *   coordinator:        merge(all locals) → GlobalPlan                      de-duplicate, balance
+ *   every rank:         broadcast(GlobalPlan) → my writes = plan.writes(rank); cache (local → plan)
+ * </pre>
+ *
+ * <p><b>De-duplication with balance.</b> A replicated piece (same item and flat range on several ranks) is written
+ * once. Non-replicated pieces stay with their rank; then replicated pieces, largest first, go to the least-loaded of
+ * their holders in bytes (Graham's LPT rule: the final spread is at most one piece above even). PyTorch DCP's
+ * default planner kept the first holder, which puts every replicated byte on rank 0.
+ *
+ * <p><b>Plan cache.</b> Keyed on the whole local plan (names, shapes, dtypes, offsets, lengths, replication, rank,
+ * world size), as veScale does, so a changed layout always replans. Layouts change collectively (every rank builds
+ * the same model and strategy), so every rank hits or misses together; the commit step cross-checks that all ranks
+ * used the same plan ({@link GlobalPlan#hashCode()} travels with each rank's report).
+ *
+ * <p>Threading: one save at a time (the {@link Checkpointer} serialises them).
+ */
+public final class SavePlanner {
+    /** Outcome of {@link #plan}: the plan, whether it came from the cache, and the time planning took. */
+    public record Result(GlobalPlan plan, boolean cacheHit, long planningNanos) {}
+
+    /** The coordinator's answer: a plan, or why there is none (so no rank is left waiting on a broadcast). */
+    record Reply(GlobalPlan plan, String error) {}
+
+    private LocalPlan cachedLocal;
+    private GlobalPlan cachedPlan;
+    private int hits, misses;
+
+    /** Collective over {@code group} on a miss (null group: one process). */
+    public Result plan(LocalPlan local, ProcessGroup group) {
+        long t0 = System.nanoTime();
+        if (local.equals(cachedLocal)) {
+            hits++;
+            return new Result(cachedPlan, true, System.nanoTime() - t0);
+        }
+        misses++;
+        GlobalPlan plan;
+        if (group == null) {
+            plan = merge(List.of(local));
+        } else {
+            List<byte[]> all = ByteExchange.gather(group, Json.bytes(local), 0);
+            byte[] reply = null;
+            if (group.rank() == 0) {
+                Reply r;
+                try {
+                    List<LocalPlan> locals = new ArrayList<>();
+                    for (byte[] b : all) locals.add(Json.read(b, LocalPlan.class));
+                    r = new Reply(merge(locals), null);
+                } catch (RuntimeException e) {
+                    r = new Reply(null, e.getMessage());
+                }
+                reply = Json.bytes(r);
+            }
+            Reply r = Json.read(ByteExchange.broadcast(group, reply, 0), Reply.class);
+            if (r.error() != null) throw new CheckpointException("save planning failed on the coordinator (rank 0): " + r.error());
+            plan = r.plan();
+        }
+        if (!plan.layout().get(local.rank()).equals(local))
+            throw new IllegalStateException("global plan does not hold this rank's local plan: rank=" + local.rank());
+        cachedLocal = local;
+        cachedPlan = plan;
+        return new Result(plan, false, System.nanoTime() - t0);
+    }
+
+    public int cacheHits() { return hits; }
+
+    public int cacheMisses() { return misses; }
+
+    /** The coordinator's step: one global plan from every rank's local plan (indexed by rank). Deterministic. */
+    public static GlobalPlan merge(List<LocalPlan> locals) {
+        int world = locals.size();
+        Map<String, long[]> shapes = new LinkedHashMap<>();
+        Map<String, Integer> shapeFrom = new LinkedHashMap<>();
+        for (int r = 0; r < world; r++) {
+            LocalPlan lp = locals.get(r);
+            if (lp.rank() != r || lp.worldSize() != world)
+                throw new CheckpointException("local plan of rank " + lp.rank() + " (world " + lp.worldSize()
+                        + ") arrived as rank " + r + " of " + world);
+            for (PlannedShard s : lp.shards()) {
+                long[] prev = shapes.putIfAbsent(s.item(), s.shape());
+                if (prev == null) shapeFrom.put(s.item(), r);
+                else if (!Arrays.equals(prev, s.shape()))
+                    throw new CheckpointException("item " + s.item() + " has global shape " + Arrays.toString(prev) + " on rank "
+                            + shapeFrom.get(s.item()) + " but " + Arrays.toString(s.shape()) + " on rank " + r);
+            }
+        }
+        long[] load = new long[world];
+        List<List<Integer>> chosen = new ArrayList<>();
+        for (int r = 0; r < world; r++) chosen.add(new ArrayList<>());
+        Map<String, List<int[]>> replicas = new LinkedHashMap<>(); // range key -> (rank, local index) holders
+        Map<String, Long> replicaBytes = new LinkedHashMap<>();
+        for (int r = 0; r < world; r++) {
+            List<PlannedShard> ss = locals.get(r).shards();
+            for (int i = 0; i < ss.size(); i++) {
+                PlannedShard s = ss.get(i);
+                if (!s.replicated()) {
+                    chosen.get(r).add(i);
+                    load[r] += s.bytes();
+                } else {
+                    replicas.computeIfAbsent(s.rangeKey(), k -> new ArrayList<>()).add(new int[]{r, i});
+                    replicaBytes.put(s.rangeKey(), s.bytes());
+                }
+            }
+        }
+        List<String> order = new ArrayList<>(replicas.keySet());
+        order.sort(Comparator.comparingLong((String k) -> -replicaBytes.get(k)).thenComparing(Comparator.naturalOrder()));
+        for (String k : order) {
+            int[] best = null;
+            for (int[] h : replicas.get(k)) if (best == null || load[h[0]] < load[best[0]]) best = h;
+            chosen.get(best[0]).add(best[1]);
+            load[best[0]] += replicaBytes.get(k);
+        }
+        List<List<WriteItem>> writes = new ArrayList<>();
+        for (int r = 0; r < world; r++) {
+            List<Integer> idx = chosen.get(r);
+            idx.sort(null); // local order: staging is filled front to back while walking the live buffers
+            List<WriteItem> ws = new ArrayList<>();
+            long begin = 0;
+            for (int i : idx) {
+                PlannedShard s = locals.get(r).shards().get(i);
+                String tensor = s.whole() ? s.item() : s.item() + "@" + s.offset();
+                ws.add(new WriteItem(i, s.item(), s.offset(), s.length(), tensor, begin));
+                begin += s.bytes();
+            }
+            writes.add(ws);
+        }
+        return new GlobalPlan(world, writes, locals);
+    }
+}

@@ -1,0 +1,251 @@
+package dev.jtrain.checkpoint;
+
+import dev.jtrain.tensor.io.SafetensorsReader;
+import dev.jtrain.tensor.state.Stateful;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** One process: format, round trip, plan cache, staging reuse, async, retention, integrity. */
+@Timeout(60)
+class CheckpointerTest {
+    @TempDir
+    Path root;
+
+    static ArrayState model() {
+        return new ArrayState().whole("wte.weight", false, 37, 21).whole("ln.bias", false, 21).whole("fc.weight", false, 64, 21);
+    }
+
+    static Map<String, Stateful> state(ArrayState model, ArrayState trainer) {
+        Map<String, Stateful> m = new LinkedHashMap<>();
+        m.put("model", model);
+        m.put("trainer", trainer);
+        return m;
+    }
+
+    @Test
+    void saveThenLoadRestoresValuesAndMetadataIntoFreshObjects() {
+        ArrayState a = model().fill(1);
+        ArrayState tr = new ArrayState();
+        tr.meta.put("step", "17");
+        try (Checkpointer c = new Checkpointer(null)) {
+            SaveReport r = c.save(root, state(a, tr), SaveOptions.at(17)).join();
+            assertThat(r.directory()).isEqualTo(root.resolve("step-000017"));
+            assertThat(r.bytesWrittenPerRank()).containsExactly(4L * (37 * 21 + 21 + 64 * 21));
+        }
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000017"));
+        ArrayState b = model().fill(9);
+        ArrayState tr2 = new ArrayState();
+        try (Checkpointer c = new Checkpointer(null)) {
+            LoadReport r = c.load(root, state(b, tr2), LoadOptions.latest());
+            assertThat(r.step()).isEqualTo(17);
+        }
+        assertThat(b.check(1)).isNull();
+        assertThat(tr2.restored).containsEntry("step", "17");
+    }
+
+    @Test
+    void shardFilesAreSafetensorsAndMetadataIsVersionedJson() throws Exception {
+        ArrayState a = model().fill(3);
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, state(a, new ArrayState()), SaveOptions.at(5)).join();
+        }
+        Path dir = root.resolve("step-000005");
+        try (SafetensorsReader r = SafetensorsReader.open(dir.resolve("rank-00000.safetensors"))) {
+            assertThat(r.names()).containsExactly("model/wte.weight", "model/ln.bias", "model/fc.weight");
+            assertThat(r.info("model/wte.weight").shape()).containsExactly(37, 21);
+            float[] w = r.readFloats("model/fc.weight");
+            assertThat(w[100]).isEqualTo(ArrayState.value("fc.weight", 100, 3));
+        }
+        String json = Files.readString(dir.resolve("metadata.json"));
+        assertThat(json).contains("\"format\" : \"jtrain-checkpoint\"", "\"version\" : 1", "\"crc32c\"", "\"worldSize\" : 1");
+        CheckpointMetadata m = CheckpointMetadata.read(dir);
+        assertThat(m.items()).containsKeys("model/wte.weight", "model/ln.bias", "model/fc.weight");
+    }
+
+    @Test
+    void planCacheHitsWhileTheLayoutIsUnchangedAndMissesAfterAShapeChange() {
+        try (Checkpointer c = new Checkpointer(null)) {
+            ArrayState a = model().fill(1);
+            SaveReport first = c.save(root, state(a, new ArrayState()), SaveOptions.at(1)).join();
+            SaveReport second = c.save(root, state(a, new ArrayState()), SaveOptions.at(2)).join();
+            // fresh objects with the same layout still hit: the key is the plan, not object identity
+            SaveReport third = c.save(root, state(model().fill(2), new ArrayState()), SaveOptions.at(3)).join();
+            ArrayState grown = new ArrayState().whole("wte.weight", false, 38, 21).whole("ln.bias", false, 21).whole("fc.weight", false, 64, 21);
+            SaveReport fourth = c.save(root, state(grown.fill(1), new ArrayState()), SaveOptions.at(4)).join();
+            ArrayState recut = model().fill(1);
+            recut.specs.set(1, new ArrayState.Spec("ln.bias", new long[]{21}, 0, 21, true)); // replication changed only
+            SaveReport fifth = c.save(root, state(recut, new ArrayState()), SaveOptions.at(5)).join();
+            System.out.printf("planning: first %.3f ms, second %.3f ms%n", first.planningNanos() / 1e6, second.planningNanos() / 1e6);
+            assertThat(first.planCacheHit()).isFalse();
+            assertThat(second.planCacheHit()).isTrue();
+            assertThat(third.planCacheHit()).isTrue();
+            assertThat(fourth.planCacheHit()).isFalse();
+            assertThat(fifth.planCacheHit()).isFalse();
+            assertThat(c.planner().cacheHits()).isEqualTo(2);
+            assertThat(c.planner().cacheMisses()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void stagingBuffersAreAllocatedOnceAndReusedAcrossSaves() {
+        try (Checkpointer c = new Checkpointer(null)) {
+            ArrayState a = model().fill(1);
+            for (int s = 0; s < 4; s++) c.save(root, state(a, new ArrayState()), SaveOptions.at(s).withAsync(s % 2 == 0)).join();
+            assertThat(c.staging().allocations()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void asyncSaveSnapshotsBeforeReturningSoLaterUpdatesDoNotLeakIn() {
+        ArrayState a = model().fill(1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            CompletableFuture<SaveReport> f = c.save(root, state(a, new ArrayState()), SaveOptions.at(7).withAsync(true));
+            a.fill(2); // training goes on while the background writer works
+            SaveReport r = f.join();
+            assertThat(r.stallNanos()).isLessThanOrEqualTo(r.totalNanos());
+        }
+        ArrayState b = model();
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.load(root, state(b, new ArrayState()), LoadOptions.latest());
+        }
+        assertThat(b.check(1)).isNull();
+    }
+
+    @Test
+    void aBackgroundFailureFailsTheFutureAndTheNextSaveNamingRankAndFileAndLatestStays() throws Exception {
+        ArrayState a = model().fill(1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, state(a, new ArrayState()), SaveOptions.at(1)).join();
+            // a directory where the shard file should go: the rename fails in the background
+            Files.createDirectories(root.resolve("step-000002").resolve("rank-00000.safetensors").resolve("blocker"));
+            CompletableFuture<SaveReport> f = c.save(root, state(a, new ArrayState()), SaveOptions.at(2).withAsync(true));
+            assertThatThrownBy(f::get).isInstanceOf(ExecutionException.class).cause()
+                    .isInstanceOf(CheckpointException.class).hasMessageContaining("rank 0").hasMessageContaining("rank-00000.safetensors");
+            assertThatThrownBy(() -> c.save(root, state(a, new ArrayState()), SaveOptions.at(3)))
+                    .isInstanceOf(CheckpointException.class).hasMessageContaining("previous asynchronous save (step 2) failed");
+            // surfaced once: the save after that works
+            c.save(root, state(a, new ArrayState()), SaveOptions.at(3)).join();
+        }
+        assertThat(CheckpointDirectory.isCommitted(root.resolve("step-000002"))).isFalse();
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000003"));
+    }
+
+    @Test
+    void retentionKeepsTheLastKCommittedAndDeletesOlderIncompleteOnes() throws Exception {
+        ArrayState a = model().fill(1);
+        Files.createDirectories(root.resolve("step-000000")); // an interrupted save from an earlier run
+        try (Checkpointer c = new Checkpointer(null)) {
+            for (int s = 1; s <= 5; s++) c.save(root, state(a, new ArrayState()), SaveOptions.at(s).withKeepLast(2)).join();
+        }
+        assertThat(CheckpointDirectory.steps(root)).extracting(p -> p.getFileName().toString())
+                .containsExactly("step-000004", "step-000005");
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000005"));
+    }
+
+    @Test
+    void aCommittedCheckpointIsNeverOverwritten() {
+        ArrayState a = model().fill(1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, state(a, new ArrayState()), SaveOptions.at(1)).join();
+            assertThatThrownBy(() -> c.save(root, state(a, new ArrayState()), SaveOptions.at(1)))
+                    .isInstanceOf(CheckpointException.class).hasMessageContaining("already committed");
+        }
+    }
+
+    // ---------------------------------------------------------------- integrity
+
+    private Path savedFile() {
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, state(model().fill(1), new ArrayState()), SaveOptions.at(1)).join();
+        }
+        return root.resolve("step-000001").resolve("rank-00000.safetensors");
+    }
+
+    private void assertLoadFailsUntouched(String... messageParts) {
+        ArrayState b = model().fill(9);
+        ArrayState tr = new ArrayState();
+        try (Checkpointer c = new Checkpointer(null)) {
+            assertThatThrownBy(() -> c.load(root, state(b, tr), LoadOptions.latest()))
+                    .isInstanceOf(CheckpointException.class).hasMessageContainingAll(messageParts);
+        }
+        assertThat(b.check(9)).as("live buffers untouched").isNull();
+        assertThat(tr.restored).isNull();
+    }
+
+    @Test
+    void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor() throws Exception {
+        Path f = savedFile();
+        long size = Files.size(f);
+        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+            raf.seek(size - 10); // inside model/fc.weight, the last tensor
+            int b = raf.read();
+            raf.seek(size - 10);
+            raf.write(b ^ 0x01);
+        }
+        assertLoadFailsUntouched("rank-00000.safetensors", "model/fc.weight", "CRC32C");
+    }
+
+    @Test
+    void aTruncatedFileIsReportedNamingFileAndTensor() throws Exception {
+        Path f = savedFile();
+        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+            raf.setLength(raf.length() - 100);
+        }
+        assertLoadFailsUntouched("rank-00000.safetensors", "model/fc.weight", "truncated");
+    }
+
+    @Test
+    void aMissingFileIsReportedNamingFileAndItsTensors() throws Exception {
+        Files.delete(savedFile());
+        assertLoadFailsUntouched("rank-00000.safetensors", "model/wte.weight", "cannot read");
+    }
+
+    @Test
+    void aShapeMismatchIsReportedNamingTensorAndBothShapes() {
+        savedFile();
+        ArrayState b = new ArrayState().whole("wte.weight", false, 37, 22).whole("ln.bias", false, 21).whole("fc.weight", false, 64, 21).fill(9);
+        try (Checkpointer c = new Checkpointer(null)) {
+            assertThatThrownBy(() -> c.load(root, state(b, new ArrayState()), LoadOptions.latest()))
+                    .isInstanceOf(CheckpointException.class).hasMessageContainingAll("model/wte.weight", "[37, 21]", "[37, 22]");
+        }
+        assertThat(b.check(9)).isNull();
+    }
+
+    @Test
+    void anUncommittedCheckpointIsRefusedByName() throws Exception {
+        savedFile();
+        Files.delete(root.resolve("step-000001").resolve("metadata.json"));
+        try (Checkpointer c = new Checkpointer(null)) {
+            assertThatThrownBy(() -> c.load(root.resolve("step-000001"), state(model(), new ArrayState()), LoadOptions.latest()))
+                    .isInstanceOf(CheckpointException.class).hasMessageContaining("not committed");
+        }
+    }
+
+    @Test
+    void partialLoadsTakeOnlyTheRequestedParts() {
+        ArrayState a = model().fill(4);
+        ArrayState opt = new ArrayState().whole("exp_avg.wte.weight", false, 37, 21).fill(5);
+        Map<String, Stateful> full = state(a, new ArrayState());
+        full.put("optimizer", opt);
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, full, SaveOptions.at(1)).join();
+            ArrayState b = model();
+            c.load(root, Map.of("model", b), LoadOptions.latest());
+            assertThat(b.check(4)).isNull();
+        }
+        assertThat(CompletionException.class).isNotNull();
+    }
+}

@@ -1,0 +1,171 @@
+package dev.jtrain.checkpoint;
+
+import dev.jtrain.tensor.state.Stateful;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Several ranks as threads over the in-process transport: de-duplication with balance, broadcast load, resharding
+ * between world sizes with ZeRO-style arbitrary cuts, plan cache across ranks, a rank failing mid-save.
+ */
+@Timeout(120)
+class DistributedCheckpointTest {
+    static final long SEED = 20261122L;
+
+    @TempDir
+    Path root;
+
+    @BeforeAll
+    static void seed() {
+        System.out.println("DistributedCheckpointTest seed=" + SEED);
+    }
+
+    /** Replicated "parameters" plus ZeRO-style shards of "optimizer" tensors cut at uneven element boundaries. */
+    static ArrayState layout(int rank, int world) {
+        ArrayState s = new ArrayState();
+        s.whole("p.a", true, 33, 7).whole("p.b", true, 50).whole("p.c", true, 3, 5, 7);
+        for (String name : List.of("m.a", "m.b")) {
+            long numel = name.equals("m.a") ? 33 * 7 : 50;
+            long[] cuts = new long[world + 1];
+            java.util.Random rnd = new java.util.Random(SEED + world * 31L + name.hashCode());
+            for (int r = 1; r < world; r++) cuts[r] = Math.max(cuts[r - 1], Math.min(numel, numel * r / world + rnd.nextInt(7) - 3));
+            cuts[world] = numel;
+            long[] mine = ArrayState.range(cuts, rank);
+            if (mine[1] > 0) s.add(name, name.equals("m.a") ? new long[]{33, 7} : new long[]{50}, mine[0], (int) mine[1], false);
+        }
+        s.meta.put("rank", Integer.toString(rank));
+        return s;
+    }
+
+    private void save(int world, int salt, SaveOptions options) throws Exception {
+        if (world == 1) {
+            try (Checkpointer c = new Checkpointer(null)) {
+                c.save(root, Map.of("state", layout(0, 1).fill(salt)), options).join();
+            }
+            return;
+        }
+        Ranks.run(world, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(root, Map.of("state", layout(rank, world).fill(salt)), options).join();
+            }
+        });
+    }
+
+    @ParameterizedTest(name = "{0} ranks -> {1} ranks, broadcast {2}")
+    @CsvSource({"4,2,false", "2,3,false", "3,1,false", "1,4,false", "4,2,true", "2,3,true"})
+    void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast) throws Exception {
+        save(from, 1, SaveOptions.at(3));
+        List<String> problems = Ranks.run(to, (rank, pg) -> {
+            ArrayState s = layout(rank, to).fill(9);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                LoadReport r = c.load(root, Map.of("state", s), LoadOptions.latest().withBroadcast(broadcast));
+                assertThat(r.savedWorldSize()).isEqualTo(from);
+            }
+            // same world size: each rank gets its own metadata back; otherwise rank 0's
+            assertThat(s.restored).containsEntry("rank", from == to ? Integer.toString(rank) : "0");
+            return s.check(1);
+        });
+        assertThat(problems).containsOnlyNulls();
+    }
+
+    @Test
+    void replicatedBytesAreWrittenOnceAndSpreadWithinOneLargestTensorOfEven() throws Exception {
+        int[] sizes = {5000, 3000, 2500, 1200, 1000, 900, 640, 300, 21, 7};
+        int world = 4;
+        List<SaveReport> reports = Ranks.run(world, (rank, pg) -> {
+            ArrayState s = new ArrayState();
+            for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(root, Map.of("model", s.fill(1)), SaveOptions.at(1)).join();
+            }
+        });
+        long[] perRank = reports.get(0).bytesWrittenPerRank();
+        long total = 0;
+        for (int n : sizes) total += 4L * n;
+        long max = java.util.Arrays.stream(perRank).max().orElseThrow(), min = java.util.Arrays.stream(perRank).min().orElseThrow();
+        System.out.println("bytes written per rank: " + java.util.Arrays.toString(perRank) + " (total " + total + ")");
+        assertThat(java.util.Arrays.stream(perRank).sum()).isEqualTo(total); // each replicated tensor once
+        assertThat(max - min).isLessThanOrEqualTo(4L * sizes[0]);
+        assertThat(min).isGreaterThan(0); // not all on rank 0
+        CheckpointMetadata m = CheckpointMetadata.read(root.resolve("step-000001"));
+        for (var item : m.items().values()) assertThat(item.pieces()).hasSize(1);
+
+        // broadcast load: every replicated byte is read from storage once in total, not once per rank
+        List<LoadReport> loads = Ranks.run(world, (rank, pg) -> {
+            ArrayState s = new ArrayState();
+            for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
+            s.fill(7);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                LoadReport r = c.load(root, Map.of("model", s), LoadOptions.latest().withBroadcast(true));
+                assertThat(s.check(1)).isNull();
+                return r;
+            }
+        });
+        long read = 0, received = 0;
+        for (LoadReport r : loads) {
+            read += r.bytesRead();
+            received += r.bytesBroadcast();
+        }
+        assertThat(read).isEqualTo(total);
+        assertThat(received).isEqualTo(total * (world - 1));
+    }
+
+    @Test
+    void planCacheHitsOnEveryRankAndMissesWhenTheLayoutChanges() throws Exception {
+        List<boolean[]> hits = Ranks.run(2, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                ArrayState s = layout(rank, 2).fill(1);
+                SaveReport a = c.save(root, Map.of("state", s), SaveOptions.at(1)).join();
+                SaveReport b = c.save(root, Map.of("state", s), SaveOptions.at(2).withAsync(true)).join();
+                ArrayState grown = layout(rank, 2).whole("p.d", true, 11).fill(1);
+                SaveReport d = c.save(root, Map.of("state", grown), SaveOptions.at(3)).join();
+                if (rank == 0) System.out.printf("2 ranks: planning first %.3f ms, cached %.3f ms, after change %.3f ms%n",
+                        a.planningNanos() / 1e6, b.planningNanos() / 1e6, d.planningNanos() / 1e6);
+                return new boolean[]{a.planCacheHit(), b.planCacheHit(), d.planCacheHit()};
+            }
+        });
+        for (boolean[] h : hits) assertThat(h).containsExactly(false, true, false);
+    }
+
+    @Test
+    void aRankThatCannotWriteFailsTheSaveOnEveryRankAndLatestStaysPut() throws Exception {
+        save(2, 1, SaveOptions.at(1));
+        // rank 1's shard file cannot be created: a directory is in its way
+        java.nio.file.Files.createDirectories(root.resolve("step-000002").resolve("rank-00001.safetensors").resolve("x"));
+        List<String> errors = Ranks.run(2, (rank, pg) -> {
+            Checkpointer c = new Checkpointer(pg);
+            String seen;
+            try {
+                c.save(root, Map.of("state", layout(rank, 2).fill(2)), SaveOptions.at(2).withAsync(true)).join();
+                seen = "no error";
+            } catch (java.util.concurrent.CompletionException e) {
+                seen = e.getCause().getMessage();
+            }
+            // close surfaces it too (a caller that never looked at the future still hears of it)
+            try {
+                c.close();
+                return "close did not throw";
+            } catch (CheckpointException e) {
+                assertThat(e).hasMessageContaining("previous asynchronous save (step 2) failed");
+            }
+            return seen;
+        });
+        for (String e : errors) assertThat(e).contains("rank 1").contains("rank-00001.safetensors").contains("not committed");
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000001"));
+        assertThat(CheckpointDirectory.isCommitted(root.resolve("step-000002"))).isFalse();
+    }
+
+    static Map<String, Stateful> one(String key, Stateful s) {
+        return Map.of(key, s);
+    }
+}
