@@ -116,12 +116,14 @@ final class SgemmSmall {
                 t.intoArray(acc, j);
             }
             float s0 = a[ap], s1 = a[ap + aps], s2 = a[ap + 2 * aps], s3 = a[ap + 3 * aps];
-            for (int j = nv; j < n; j++) acc[j] += s0 * b[b0 + j] + s1 * b[b1 + j] + s2 * b[b2 + j] + s3 * b[b3 + j];
+            for (int j = nv; j < n; j++) {  // same FMA chain as the vector lanes, so every column rounds alike
+                acc[j] = Math.fma(s3, b[b3 + j], Math.fma(s2, b[b2 + j], Math.fma(s1, b[b1 + j], Math.fma(s0, b[b0 + j], acc[j]))));
+            }
         }
         for (; p < k; p++) {
             float s0 = a[a0 + p * aps];
             int b0 = bOff + p * ldb;
-            for (int j = 0; j < n; j++) acc[j] += s0 * b[b0 + j];
+            for (int j = 0; j < n; j++) acc[j] = Math.fma(s0, b[b0 + j], acc[j]);
         }
         int ci = cOff + i * ldc;
         for (int j = 0; j < n; j++) c[ci + j] = beta == 0f ? alpha * acc[j] : alpha * acc[j] + beta * c[ci + j];

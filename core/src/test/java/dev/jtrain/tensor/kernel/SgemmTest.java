@@ -152,6 +152,32 @@ class SgemmTest {
         }
     }
 
+    /** Data-parallel replicas and resumed runs must agree to the bit whatever their thread counts. */
+    @Test
+    void resultIsBitwiseIndependentOfThreadCount() {
+        SplittableRandom rnd = new SplittableRandom(SEED + 17);
+        int[][] shapes = {{300, 200, 600}, {1, 1000, 333}, {13, 1001, 257}, {100, 37, 300}, {129, 531, 70}};
+        for (int[] s : shapes) {
+            for (int t = 0; t < 4; t++) {
+                boolean ta = (t & 1) != 0, tb = (t & 2) != 0;
+                int m = s[0], n = s[1], k = s[2];
+                float[] a = random(rnd, m * k), b = random(rnd, k * n);
+                float[][] out = new float[3][];
+                int[] threadCounts = {1, 2, 3};
+                float[] c0 = random(rnd, m * n);
+                for (int i = 0; i < threadCounts.length; i++) {
+                    Parallel.setThreads(threadCounts[i]);
+                    out[i] = c0.clone();
+                    Sgemm.sgemm(ta, tb, m, n, k, 0.5f, a, 0, ta ? m : k, b, 0, tb ? k : n, 0.25f, out[i], 0, n);
+                }
+                assertThat(out[1]).as("2 threads vs 1, transA=%b transB=%b %s", ta, tb, Arrays.toString(s))
+                        .isEqualTo(out[0]);
+                assertThat(out[2]).as("3 threads vs 1, transA=%b transB=%b %s", ta, tb, Arrays.toString(s))
+                        .isEqualTo(out[0]);
+            }
+        }
+    }
+
     /** A resize of the pool while another thread multiplies must neither hang that thread nor corrupt C. */
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
