@@ -77,6 +77,16 @@ final class TrainCommand implements Callable<Integer> {
     boolean noOverlap;
     @Option(names = "--trace", description = "Write a Perfetto/Chrome trace per rank into the run directory (trace-rank<N>.json).")
     boolean traceOn;
+    @Option(names = "--ckpt-dir", description = "Directory of distributed checkpoints (step-NNNNNN/ per checkpoint, 'latest' pointer).")
+    Path ckptDir;
+    @Option(names = "--ckpt-every", defaultValue = "0", description = "Save a checkpoint every N steps (0 = never; needs --ckpt-dir).")
+    int ckptEvery;
+    @Option(names = "--async-ckpt", description = "Write checkpoints in the background; training stalls only for the copy into staging.")
+    boolean asyncCkpt;
+    @Option(names = "--resume", description = "Continue from the latest committed checkpoint in --ckpt-dir (fresh start if there is none).")
+    boolean resume;
+    @Option(names = "--keep-last", defaultValue = "0", description = "Keep only the newest K committed checkpoints (0 = all).")
+    int keepLast;
     @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
@@ -143,6 +153,21 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
         if (trace != null) trainer.setTrace(trace);
+        if ((ckptEvery > 0 || resume) && ckptDir == null)
+            throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
+        dev.jtrain.checkpoint.Checkpointer checkpointer = ckptDir == null ? null : new dev.jtrain.checkpoint.Checkpointer(pg);
+        if (checkpointer != null) {
+            trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
+            boolean any = dev.jtrain.checkpoint.CheckpointDirectory.steps(ckptDir).stream()
+                    .anyMatch(dev.jtrain.checkpoint.CheckpointDirectory::isCommitted);
+            if (resume && any) {
+                var r = trainer.resume(checkpointer, ckptDir, dev.jtrain.checkpoint.LoadOptions.latest().withBroadcast(world > 1));
+                console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
+                        r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
+            } else if (resume) {
+                console.printf("no committed checkpoint in %s; starting from step 0%n", ckptDir);
+            }
+        }
         var mem = trainer.parallel().memory();
         console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
                 mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
@@ -160,6 +185,7 @@ final class TrainCommand implements Callable<Integer> {
         } else {
             result = trainer.run(new dev.jtrain.train.TrainListener() {});
         }
+        if (checkpointer != null) checkpointer.close();
         if (trace != null) trace.close();
         if (!lead) return 0;
         double unigram = UnigramEntropy.of(train);

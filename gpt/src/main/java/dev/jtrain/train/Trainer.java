@@ -3,6 +3,12 @@ package dev.jtrain.train;
 import dev.jtrain.gpt.data.Batch;
 
 import dev.jtrain.autograd.GradMode;
+import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.LoadOptions;
+import dev.jtrain.checkpoint.LoadReport;
+import dev.jtrain.checkpoint.SaveOptions;
+import dev.jtrain.tensor.state.Stateful;
+import dev.jtrain.tensor.state.TensorShard;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.nn.FlatParameters;
@@ -33,6 +39,15 @@ public final class Trainer {
     private final CosineSchedule schedule;
     private final StepArena arena = new StepArena();
     private TraceWriter trace;
+    /** Trace track of checkpoint I/O (plan, snapshot, write+fsync, commit, load). */
+    static final int TID_CHECKPOINT = 5;
+    private Checkpointer checkpointer;
+    private java.nio.file.Path checkpointDir;
+    private int checkpointEvery;
+    private boolean checkpointAsync;
+    private int checkpointKeepLast;
+    /** First step to run: 0, or the step a resumed checkpoint was taken after. */
+    private int startStep;
 
     /** Single process. */
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
@@ -66,12 +81,71 @@ public final class Trainer {
         model.setTracer(trace);
     }
 
+    /**
+     * Saves {@code trainer}, {@code model} and {@code optimizer} state into {@code dir} every {@code every} steps
+     * (asynchronously if {@code async}: training continues while the checkpoint is written), keeping the last
+     * {@code keepLast} (0 = all). The checkpointer is created by the caller (collectively, on every rank).
+     */
+    public void setCheckpointing(Checkpointer checkpointer, java.nio.file.Path dir, int every, boolean async, int keepLast) {
+        if (every < 0) throw new IllegalArgumentException("checkpoint interval must be >= 0: every=" + every);
+        this.checkpointer = checkpointer;
+        this.checkpointDir = dir;
+        this.checkpointEvery = every;
+        this.checkpointAsync = async;
+        this.checkpointKeepLast = keepLast;
+        if (trace != null) checkpointer.setSpanSink((name, s, e) -> trace.span(name, TID_CHECKPOINT, s, e));
+    }
+
+    /**
+     * Everything a resume needs, by name: the trainer's position (steps done, dropout RNG, a config echo), the model
+     * parameters and the optimizer state, as the data-parallel strategy shards them. Batches are a pure function of
+     * (seed, step), so the step is the data position.
+     */
+    public java.util.Map<String, Stateful> checkpointState() {
+        java.util.Map<String, Stateful> s = new java.util.LinkedHashMap<>();
+        s.put("trainer", new Stateful() {
+            @Override public java.util.List<TensorShard> shards() { return java.util.List.of(); }
+
+            @Override public java.util.Map<String, String> metadata() {
+                var c = model.config(); // the GPT shape, so `jtrain ckpt consolidate` can rebuild the model
+                java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+                m.put("step", Integer.toString(startStep));
+                m.put("dropout_rng", Long.toString(model.dropoutRng().state()));
+                m.put("config", config.toString());
+                m.put("gpt.n_layer", Integer.toString(c.nLayer()));
+                m.put("gpt.n_head", Integer.toString(c.nHead()));
+                m.put("gpt.n_embd", Integer.toString(c.nEmbd()));
+                m.put("gpt.block_size", Integer.toString(c.blockSize()));
+                m.put("gpt.vocab_size", Integer.toString(c.vocabSize()));
+                m.put("gpt.dropout", Float.toString(c.dropout()));
+                m.put("gpt.bias", Boolean.toString(c.bias()));
+                return m;
+            }
+
+            @Override public void restore(java.util.Map<String, String> m) {
+                startStep = Integer.parseInt(m.getOrDefault("step", "0"));
+                if (m.containsKey("dropout_rng")) model.dropoutRng().setState(Long.parseLong(m.get("dropout_rng")));
+            }
+        });
+        s.put("model", parallel.modelState());
+        s.put("optimizer", parallel.optimizerState());
+        return s;
+    }
+
+    /** Loads the checkpoint {@code options} select under {@code dir}; {@link #run} then continues after its step. Collective. */
+    public LoadReport resume(Checkpointer checkpointer, java.nio.file.Path dir, LoadOptions options) {
+        return checkpointer.load(dir, checkpointState(), options);
+    }
+
+    /** Steps already done when {@link #run} starts (after {@link #resume}). */
+    public int startStep() { return startStep; }
+
     public Result run(TrainListener listener) {
         long start = System.nanoTime();
         int T = config.model().blockSize(), accum = config.gradAccum();
         double flopsPerStep = model.flopsPerToken(T) * config.tokensPerStep();
         double tokSum = 0, mfuSum = 0;
-        int measured = 0, step = 0;
+        int measured = 0, step = startStep, first = startStep;
         float lastLoss = Float.NaN, lastVal = Float.NaN;
         model.train(true);
         for (; step < config.maxSteps(); step++) {
@@ -111,7 +185,7 @@ public final class Trainer {
             double tokPerSec = config.tokensPerStep() / stepSec;
             double mfu = flopsPerStep / stepSec / (config.peakFlops() * parallel.worldSize());
             lastLoss = parallel.average((float) (lossSum / accum));
-            if (step > 0) { // step 0 includes JIT warm-up
+            if (step > first) { // the first step includes JIT warm-up
                 tokSum += tokPerSec;
                 mfuSum += mfu;
                 measured++;
@@ -121,7 +195,13 @@ public final class Trainer {
                     peakHeapBytes(), seconds(start)));
             boolean evalNow = config.evalInterval() > 0 && step > 0 && step % config.evalInterval() == 0;
             if (evalNow) lastVal = evaluateAndReport(step, listener, start);
+            if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
+                startStep = step + 1; // what the checkpoint's trainer state records: steps done
+                checkpointer.save(checkpointDir, checkpointState(),
+                        new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast));
+            }
         }
+        if (checkpointer != null) checkpointer.awaitPrevious(); // the last checkpoint is durable before run returns
         lastVal = evaluateAndReport(step, listener, start);
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
                 seconds(start));

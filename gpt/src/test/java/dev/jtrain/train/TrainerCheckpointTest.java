@@ -1,0 +1,86 @@
+package dev.jtrain.train;
+
+import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.CheckpointDirectory;
+import dev.jtrain.checkpoint.LoadOptions;
+import dev.jtrain.gpt.Gpt;
+import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.gpt.data.Batch;
+import dev.jtrain.tensor.Rng;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The trainer resumes exactly: 2N steps straight vs N steps with a checkpoint, a fresh trainer and model (different
+ * seed), resume and the rest: identical losses and parameters bit for bit, with dropout on (the RNG state travels in
+ * the trainer's checkpoint state) and a cosine schedule (a function of the restored step).
+ */
+@Timeout(120)
+class TrainerCheckpointTest {
+    static final long SEED = 1234L;
+    static final GptConfig MODEL = new GptConfig(2, 2, 16, 8, 40, 0.1f, true);
+
+    @TempDir
+    Path dir;
+
+    static TrainConfig config(int steps) {
+        return new TrainConfig(MODEL, 4, 1, steps, 0, 3e-3f, 3e-4f, 2, 0.1f, 1.0f, 0, 1, SEED, false, 1e9, 0);
+    }
+
+    static Batch batch(long step) {
+        Rng rng = new Rng(SEED * 31 + step);
+        int[] x = new int[4 * 8], y = new int[4 * 8];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = rng.nextInt(40);
+            y[i] = (3 * x[i] + 1) % 40;
+        }
+        return new Batch(x, y, 4, 8);
+    }
+
+    static TrainListener recorder(List<Float> into) {
+        return new TrainListener() {
+            @Override public void onStep(StepMetrics m) { into.add(m.loss()); }
+        };
+    }
+
+    @Test
+    void resumeAfterACheckpointTrainsBitwiseLikeAnUninterruptedRun() {
+        System.out.println("TrainerCheckpointTest seed=" + SEED);
+        List<Float> straight = new ArrayList<>();
+        Gpt a = new Gpt(MODEL, SEED);
+        Trainer ta = new Trainer(config(8), a, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        ta.run(recorder(straight));
+
+        // the interrupted run: same 8-step schedule, checkpoints every 2 steps (async), killed during step 5
+        Gpt b = new Gpt(MODEL, SEED);
+        Trainer tb = new Trainer(config(8), b, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        try (Checkpointer c = new Checkpointer(null)) {
+            tb.setCheckpointing(c, dir, 2, true, 2);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> tb.run(new TrainListener() {
+                @Override public void onStep(StepMetrics m) {
+                    if (m.step() == 5) throw new IllegalStateException("killed");
+                }
+            })).hasMessage("killed");
+        }
+        assertThat(CheckpointDirectory.latest(dir)).contains(dir.resolve("step-000004"));
+        assertThat(CheckpointDirectory.steps(dir)).hasSize(2);
+
+        List<Float> rest = new ArrayList<>();
+        Gpt c2 = new Gpt(MODEL, SEED + 99);
+        Trainer tc = new Trainer(config(8), c2, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        try (Checkpointer c = new Checkpointer(null)) {
+            tc.resume(c, dir, LoadOptions.latest());
+        }
+        assertThat(tc.startStep()).isEqualTo(4);
+        tc.run(recorder(rest));
+        assertThat(rest).containsExactlyElementsOf(straight.subList(4, 8));
+        assertThat(tc.parameters().data()).containsExactly(ta.parameters().data());
+    }
+}
