@@ -8,14 +8,15 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * Measures α and β with a short ping-pong between group ranks 0 and 1, and γ with a local float32 sum on rank 0,
- * then broadcasts rank 0's figures (and its chunk size) so that every rank selects algorithms from the same model. Collective: every
- * rank of the group must call it (it runs at group start). Warms the path up first (the JIT would otherwise measure
- * the interpreter); takes some tens of milliseconds on shared memory.
+ * Measures α and β with back-to-back exchanges ({@code sendRecv}) between group ranks 0 and 1 — the pattern of a
+ * collective's steps, where both sides are active; a ping-pong would instead time how fast an idle rank wakes up —
+ * and γ with a local float32 sum on rank 0, then broadcasts rank 0's figures (and its chunk size) so that every rank
+ * selects algorithms from the same model. Collective: every rank of the group must call it (it runs at group start).
+ * Warms the path up first (the JIT would otherwise measure the interpreter); takes tens of milliseconds.
  */
 public final class CostModelProbe {
-    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 50, LARGE_ROUNDS = 4;
-    /** Ping-pongs before timing: a cold JVM interprets the transport for the first thousand calls or so. */
+    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 100, LARGE_ROUNDS = 8;
+    /** Exchanges before timing: a cold JVM interprets the transport for the first thousand calls or so. */
     private static final int SMALL_WARMUP = 400, LARGE_WARMUP = 3;
 
     private CostModelProbe() {}
@@ -27,9 +28,10 @@ public final class CostModelProbe {
         ReduceKernels.warmUp();
         if (c.rank() <= 1) {
             int peer = 1 - c.rank();
-            MemorySegment big = c.scratch(3, LARGE);
-            double alpha = pingPong(c, peer, big.asSlice(0, SMALL), SMALL_WARMUP, SMALL_ROUNDS) / 2;
-            double large = pingPong(c, peer, big, LARGE_WARMUP, LARGE_ROUNDS) / 2;
+            MemorySegment big = c.scratch(3, LARGE), in = c.scratch(1, LARGE);
+            warmUpExchanges(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL));
+            double alpha = exchange(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL), 0, SMALL_ROUNDS);
+            double large = exchange(c, peer, big, in, LARGE_WARMUP, LARGE_ROUNDS);
             double beta = Math.max(1e-12, (large - alpha) / LARGE);
             double gamma = c.rank() == 0 ? reduceTime(c) : 0;
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
@@ -42,18 +44,28 @@ public final class CostModelProbe {
                 fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16), fig.get(ValueLayout.JAVA_LONG_UNALIGNED, 24));
     }
 
-    /** Median round-trip seconds; rank 0 sends first. Messages are sent whole (not chunked). */
-    private static double pingPong(CollectiveContext c, int peer, MemorySegment msg, int warmup, int rounds) {
+    /**
+     * Exchanges until the JIT has compiled the transport path: at least {@link #SMALL_WARMUP}, then until 1 s or
+     * 20,000 exchanges. Rank 0 decides when to stop and says so in byte 0 of its message, so both ranks stop after
+     * the same exchange.
+     */
+    private static void warmUpExchanges(CollectiveContext c, int peer, MemorySegment out, MemorySegment in) {
+        long stop = System.nanoTime() + 1_000_000_000L;
+        for (int i = 0; ; i++) {
+            boolean more = i < SMALL_WARMUP || (i < 20_000 && System.nanoTime() < stop);
+            if (c.rank() == 0) out.set(ValueLayout.JAVA_BYTE, 0, (byte) (more ? 1 : 0));
+            c.sendRecv(peer, out, peer, in);
+            boolean go = c.rank() == 0 ? more : in.get(ValueLayout.JAVA_BYTE, 0) != 0;
+            if (!go) return;
+        }
+    }
+
+    /** Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole, not chunked). */
+    private static double exchange(CollectiveContext c, int peer, MemorySegment out, MemorySegment in, int warmup, int rounds) {
         double[] t = new double[rounds];
         for (int i = -warmup; i < rounds; i++) {
             long t0 = System.nanoTime();
-            if (c.rank() == 0) {
-                c.send(1, peer, msg);
-                c.recv(1, peer, msg);
-            } else {
-                c.recv(1, peer, msg);
-                c.send(1, peer, msg);
-            }
+            c.sendRecv(peer, out, peer, in);
             if (i >= 0) t[i] = (System.nanoTime() - t0) * 1e-9;
         }
         Arrays.sort(t);
