@@ -117,7 +117,10 @@ final class SgemmSmall {
             }
             float s0 = a[ap], s1 = a[ap + aps], s2 = a[ap + 2 * aps], s3 = a[ap + 3 * aps];
             for (int j = nv; j < n; j++) {  // same FMA chain as the vector lanes, so every column rounds alike
-                acc[j] = Math.fma(s3, b[b3 + j], Math.fma(s2, b[b2 + j], Math.fma(s1, b[b1 + j], Math.fma(s0, b[b0 + j], acc[j]))));
+                float t = Math.fma(s0, b[b0 + j], acc[j]);
+                t = Math.fma(s1, b[b1 + j], t);
+                t = Math.fma(s2, b[b2 + j], t);
+                acc[j] = Math.fma(s3, b[b3 + j], t);
             }
         }
         for (; p < k; p++) {
