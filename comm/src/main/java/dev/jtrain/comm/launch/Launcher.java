@@ -58,7 +58,7 @@ public final class Launcher {
         }
         int port = server != null ? server.port() : options.masterPort();
         List<Child> running = new ArrayList<>();
-        Thread hook = Thread.ofPlatform().unstarted(() -> running.forEach(c -> c.process().destroyForcibly()));
+        Thread hook = Thread.ofPlatform().unstarted(() -> running.forEach(c -> terminate(c.process(), true)));
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             for (int attempt = 0; ; attempt++) {
@@ -70,7 +70,7 @@ public final class Launcher {
                 out.printf("[launcher] restarting the group (restart %d of %d)%n", attempt + 1, options.maxRestarts());
             }
         } finally {
-            running.forEach(c -> c.process().destroyForcibly());
+            running.forEach(c -> terminate(c.process(), true));
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
@@ -102,7 +102,7 @@ public final class Launcher {
                 List<Thread> pumps = List.of(pump(p.getInputStream(), rank, null), pump(p.getErrorStream(), rank, tail));
                 children.add(new Child(rank, p, tail, pumps));
             } catch (IOException e) {
-                children.forEach(c -> c.process().destroyForcibly());
+                children.forEach(c -> terminate(c.process(), true));
                 throw new RendezvousConfigException("could not start rank " + rank + " command " + options.command() + ": " + e.getMessage(), e);
             }
         }
@@ -161,18 +161,34 @@ public final class Launcher {
     }
 
     private void stopAll(List<Child> others) {
-        others.forEach(o -> o.process().destroy()); // SIGTERM: let them run shutdown hooks
+        others.forEach(o -> terminate(o.process(), false)); // SIGTERM: let them run shutdown hooks
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.stopGraceMs());
         for (Child o : others) {
             try {
                 long left = until - System.nanoTime();
-                if (left <= 0 || !o.process().waitFor(left, TimeUnit.NANOSECONDS)) o.process().destroyForcibly().waitFor(2, TimeUnit.SECONDS);
+                if (left <= 0 || !o.process().waitFor(left, TimeUnit.NANOSECONDS)) {
+                    terminate(o.process(), true);
+                    o.process().waitFor(2, TimeUnit.SECONDS);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                o.process().destroyForcibly();
+                terminate(o.process(), true);
             }
         }
         others.forEach(this::drain);
+    }
+
+    /**
+     * Signals the child's descendants first, then the child: a rank started through a wrapper script (the
+     * {@code jtrain} script runs java as its child) must not outlive the wrapper.
+     */
+    static void terminate(Process p, boolean force) {
+        p.descendants().forEach(d -> {
+            if (force) d.destroyForcibly();
+            else d.destroy();
+        });
+        if (force) p.destroyForcibly();
+        else p.destroy();
     }
 
     private void drain(Child c) {

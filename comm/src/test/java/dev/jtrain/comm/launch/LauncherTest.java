@@ -50,6 +50,28 @@ class LauncherTest {
     }
 
     @Test
+    void aRankKilledBySignalIsReportedWithItsSignal() {
+        int[] status = new int[1];
+        String script = "if [ \"$RANK\" = 1 ]; then echo dying >&2; kill -9 $$; fi; exec sleep 30";
+        String out = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 0, null, 1_000, List.of("sh", "-c", script)), status);
+        assertThat(status[0]).isEqualTo(128 + 9);
+        assertThat(out).contains("rank 1 failed with exit status 137 (signal 9)").contains("[launcher]   dying");
+    }
+
+    @Test
+    void stoppingARankAlsoStopsWhatItsWrapperScriptStarted() throws Exception {
+        int[] status = new int[1];
+        String marker = Long.toString(30_000 + System.nanoTime() % 10_000); // a unique sleep length to look for
+        String script = "if [ \"$RANK\" = 1 ]; then sleep 0.3; exit 4; fi; sleep " + marker + "; echo never";
+        run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 0, null, 1_000, List.of("sh", "-c", script)), status);
+        assertThat(status[0]).isEqualTo(4);
+        Thread.sleep(200);
+        long left = ProcessHandle.allProcesses()
+                .filter(ph -> ph.info().commandLine().orElse("").contains("sleep " + marker)).count();
+        assertThat(left).as("grandchild 'sleep " + marker + "' still running").isZero();
+    }
+
+    @Test
     void maxRestartsRestartsTheWholeGroupWithAFreshAttempt() {
         int[] status = new int[1];
         String out = run(opts(2, 1, "fail-first-attempt"), status);
