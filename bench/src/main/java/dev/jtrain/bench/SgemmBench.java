@@ -19,8 +19,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH timing of {@link Sgemm#sgemm} (row-major C = op(A) op(B), beta = 0) per call; GFLOP/s = 2 m n k / time.
- * {@link #setUp} checks sampled entries against a double-precision dot product and refuses to run a wrong
- * kernel (the habit of OpenJDK's VectorDotBenchmark).
+ * {@link #setUp} checks sampled entries against {@link Sgemm#reference} and refuses to run a wrong kernel (the
+ * habit of OpenJDK's VectorDotBenchmark).
  *
  * <p>Run: {@code java --add-modules jdk.incubator.vector -cp "bench/target/classes:bench/target/lib/*"
  * org.openjdk.jmh.Main SgemmBench -p size=1024 -p threads=1}
@@ -61,17 +61,20 @@ public class SgemmBench {
         for (int i = 0; i < a.length; i++) a[i] = (float) (rnd.nextDouble() - 0.5);
         for (int i = 0; i < b.length; i++) b[i] = (float) (rnd.nextDouble() - 0.5);
         run();
+        float[] ref = new float[1];
         for (int s = 0; s < 256; s++) {
             int i = rnd.nextInt(n), j = rnd.nextInt(n);
-            double ref = 0, mag = 0;
+            // Sgemm.reference on the 1 x 1 sub-problem of entry (i, j): row i of op(A) times column j of op(B)
+            Sgemm.reference(transA, transB, 1, 1, n, 1f, a, transA ? i : i * n, n, b, transB ? j * n : j, n,
+                    0f, ref, 0, 1);
+            double mag = 0;
             for (int p = 0; p < n; p++) {
-                double t = (double) (transA ? a[p * n + i] : a[i * n + p]) * (transB ? b[j * n + p] : b[p * n + j]);
-                ref += t;
-                mag += Math.abs(t);
+                float av = transA ? a[p * n + i] : a[i * n + p], bv = transB ? b[j * n + p] : b[p * n + j];
+                mag += Math.abs((double) av * bv);
             }
-            if (!(Math.abs(c[i * n + j] - ref) <= 1e-5 * mag + 1e-6)) {
+            if (!(Math.abs(c[i * n + j] - ref[0]) <= 1e-5 * mag + 1e-6)) {
                 throw new IllegalStateException("SgemmBench: sgemm wrong before timing, size=" + n + " layout="
-                        + layout + " C[" + i + "," + j + "]=" + c[i * n + j] + " reference=" + ref);
+                        + layout + " C[" + i + "," + j + "]=" + c[i * n + j] + " reference=" + ref[0]);
             }
         }
     }
