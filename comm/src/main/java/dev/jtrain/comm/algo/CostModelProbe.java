@@ -73,17 +73,18 @@ public final class CostModelProbe {
     }
 
     /**
-     * Best time per byte of a 256 KiB float32 sum (after {@link ReduceKernels#warmUp}), repeated for up to 50 ms: the
-     * minimum, not the mean, is the figure the compiled kernel shows in steady state.
+     * Best time per byte of an 8 MiB float32 sum (after {@link ReduceKernels#warmUp}), repeated for up to 50 ms: the
+     * minimum, not the mean, is the figure the compiled kernel shows in steady state. 8 MiB exceeds the caches, as
+     * do the vectors for which γ matters (for small ones α dominates anyway).
      */
     private static double reduceTime(CollectiveContext c) {
-        int bytes = 256 * 1024;
+        int bytes = 8 << 20;
         MemorySegment a = c.scratch(3, bytes);
         a.fill((byte) 0);
         long n = bytes / 4;
         double best = Double.MAX_VALUE;
         long stop = System.nanoTime() + 50_000_000L;
-        for (int i = 0; i < 20_000 && System.nanoTime() < stop; i++) {
+        for (int i = 0; i < 200 && System.nanoTime() < stop; i++) {
             long t0 = System.nanoTime();
             ReduceKernels.apply(DType.FLOAT32, ReduceOp.SUM, a, a, a, n);
             best = Math.min(best, (System.nanoTime() - t0) * 1e-9);
@@ -92,7 +93,7 @@ public final class CostModelProbe {
         // also bound γ by its memory-traffic proxy: a reduction moves 3 bytes per byte where a copy moves 2.
         MemorySegment b = c.scratch(1, bytes);
         double copy = Double.MAX_VALUE;
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 5; i++) {
             long t0 = System.nanoTime();
             MemorySegment.copy(a, 0, b, 0, bytes);
             copy = Math.min(copy, (System.nanoTime() - t0) * 1e-9);
