@@ -36,6 +36,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     private final String groupLabel;
     private final ScratchPool scratch = new ScratchPool();
     private final ScratchPool debugScratch = new ScratchPool();
+    private final ScratchPool staging = new ScratchPool();
     private final ThreadPoolExecutor executor;
     private volatile Thread thread;
     private volatile CollectiveContext current;
@@ -79,7 +80,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
 
     /** A context for the current operation; remembered so a failure can name the last peer. */
     CollectiveContext context(DType dtype, ReduceOp op) {
-        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes);
+        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes, staging);
         current = c;
         return c;
     }

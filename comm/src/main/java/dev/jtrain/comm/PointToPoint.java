@@ -37,7 +37,14 @@ final class PointToPoint {
         int wireTag = TagSpace.p2p(groupId, tag);
         CommWork w = new CommWork(group.who() + " send #" + seq.incrementAndGet() + " to rank " + dst + " (tag=" + tag
                 + " bytes=" + src.byteSize() + ")", engine.thread());
-        chain(key(0, dst, tag), w, () -> transport.send(dst, wireTag, src));
+        chain(key(0, dst, tag), w, () -> {
+            MemorySegment out = src;
+            if (dev.jtrain.comm.algo.CollectiveContext.needsStaging(transport, dst, src)) { // float[] over TCP
+                out = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize());
+                out.copyFrom(src);
+            }
+            transport.send(dst, wireTag, out);
+        });
         return w;
     }
 
@@ -46,7 +53,12 @@ final class PointToPoint {
         int wireTag = TagSpace.p2p(groupId, tag);
         CommWork w = new CommWork(group.who() + " recv #" + seq.incrementAndGet() + " from rank " + src + " (tag=" + tag
                 + " bytes=" + dst.byteSize() + ")", engine.thread());
-        chain(key(1, src, tag), w, () -> transport.recv(src, wireTag, dst));
+        chain(key(1, src, tag), w, () -> {
+            boolean stage = dev.jtrain.comm.algo.CollectiveContext.needsStaging(transport, src, dst);
+            MemorySegment in = stage ? java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize()) : dst;
+            transport.recv(src, wireTag, in);
+            if (stage) dst.copyFrom(in);
+        });
         return w;
     }
 

@@ -48,14 +48,17 @@ public final class MultiProcessCheck {
                 g.broadcast(mine, n, DType.FLOAT32, p - 1);
                 expect(mine.get(ValueLayout.JAVA_BYTE, 0) == p, "broadcast n=" + n);
             }
-            // native segments only: TcpTransport (not this module's layer) cannot yet send float[]-backed heap segments
-            MemorySegment token = arena.allocate(4, 4);
-            token.set(ValueLayout.JAVA_FLOAT, 0, r);
-            if (r == 0) g.send(token, 1, 3);
+            // float[] (heap) buffers too: over TCP they are staged through native memory
+            float[] token = {r};
+            if (r == 0) g.send(token, 0, 1, 1, 3);
             if (r == 1) {
-                g.recv(token, 0, 3);
-                expect(token.get(ValueLayout.JAVA_FLOAT, 0) == 0, "p2p");
+                g.recv(token, 0, 1, 0, 3);
+                expect(token[0] == 0, "p2p");
             }
+            float[] grads = new float[100_003];
+            java.util.Arrays.fill(grads, r + 1);
+            g.allReduce(grads, 0, grads.length, ReduceOp.AVG);
+            expect(grads[100_002] == (p + 1) / 2f, "float[] allReduce AVG");
             g.barrier();
         }
     }

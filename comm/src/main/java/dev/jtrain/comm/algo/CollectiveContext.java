@@ -23,9 +23,19 @@ public final class CollectiveContext {
     private final ReduceOp op;
     private final ScratchPool scratch;
     private final long chunkBytes;
+    private final ScratchPool staging;
     private volatile int lastPeer = -1;
 
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
+        this(transport, tagBase, dtype, op, scratch, chunkBytes, new ScratchPool());
+    }
+
+    /**
+     * @param staging pool for copies of heap buffers that a transport link cannot address directly (see
+     *                {@link #needsStaging}); slots 0 (outbound) and 1 (inbound)
+     */
+    public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
+                             ScratchPool staging) {
         if (chunkBytes < 64) throw new IllegalArgumentException("chunkBytes must be >= 64: chunkBytes=" + chunkBytes);
         this.transport = transport;
         this.tagBase = tagBase;
@@ -33,6 +43,27 @@ public final class CollectiveContext {
         this.op = op;
         this.scratch = scratch;
         this.chunkBytes = chunkBytes;
+        this.staging = staging;
+    }
+
+    /**
+     * True for a heap segment not backed by {@code byte[]} (e.g. {@code MemorySegment.ofArray(float[])}) going over
+     * a TCP link: NIO channels can only address native memory and {@code byte[]}, so such messages are staged through
+     * native scratch. Native and {@code byte[]} segments, and every other link kind, go straight through.
+     */
+    public static boolean needsStaging(Transport t, int peer, MemorySegment seg) {
+        return !seg.isNative() && !(seg.heapBase().orElse(null) instanceof byte[]) && "tcp".equals(t.linkKind(peer));
+    }
+
+    private MemorySegment outbound(int peer, MemorySegment src) {
+        if (!needsStaging(transport, peer, src)) return src;
+        MemorySegment s = staging.get(0, src.byteSize());
+        s.copyFrom(src);
+        return s;
+    }
+
+    private MemorySegment inbound(int peer, MemorySegment dst) {
+        return needsStaging(transport, peer, dst) ? staging.get(1, dst.byteSize()) : dst;
     }
 
     public int rank() { return transport.rank(); }
@@ -63,13 +94,15 @@ public final class CollectiveContext {
     public void send(int channel, int peer, MemorySegment src) {
         if (src.byteSize() == 0) return;
         lastPeer = peer;
-        transport.send(peer, tag(channel), src);
+        transport.send(peer, tag(channel), outbound(peer, src));
     }
 
     public void recv(int channel, int peer, MemorySegment dst) {
         if (dst.byteSize() == 0) return;
         lastPeer = peer;
-        transport.recv(peer, tag(channel), dst);
+        MemorySegment target = inbound(peer, dst);
+        transport.recv(peer, tag(channel), target);
+        if (target != dst) dst.copyFrom(target);
     }
 
     /** Simultaneous send and receive; either side may be empty. */
@@ -80,7 +113,9 @@ public final class CollectiveContext {
             send(to, src);
         } else {
             lastPeer = from;
-            transport.sendRecv(to, src, from, dst, tag(0));
+            MemorySegment target = inbound(from, dst);
+            transport.sendRecv(to, outbound(to, src), from, target, tag(0));
+            if (target != dst) dst.copyFrom(target);
         }
     }
 
