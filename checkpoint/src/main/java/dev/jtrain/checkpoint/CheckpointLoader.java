@@ -98,11 +98,18 @@ final class CheckpointLoader {
                     size += s.piece().byteLength();
                 }
         }
-        for (int i = 0; i < plans.size(); i++)
-            if (rootOf[i] >= 0) {
+        boolean[] inPlace = new boolean[plans.size()];
+        for (int i = 0; i < plans.size(); i++) {
+            if (rootOf[i] < 0) continue;
+            List<LoadPlanner.Source> src = plans.get(i).sources();
+            if (rootOf[i] == rank && src.size() == 1 && src.getFirst().pieceFirst() == 0 && src.getFirst().count() == src.getFirst().piece().length()) {
+                regionAt[i] = pieceAt.get(src.getFirst().piece()); // the piece is the shard: broadcast straight from it
+                inPlace[i] = true;
+            } else {
                 regionAt[i] = size;
                 size += 4L * plans.get(i).shard().length();
             }
+        }
 
         StagingPool.Buffer buf = staging.acquire(size);
         try {
@@ -130,7 +137,7 @@ final class CheckpointLoader {
                 if (rootOf[i] < 0) continue;
                 LoadPlanner.ShardPlan p = plans.get(i);
                 MemorySegment region = buf.segment().asSlice(regionAt[i], 4L * p.shard().length());
-                if (rootOf[i] == rank)
+                if (rootOf[i] == rank && !inPlace[i])
                     for (LoadPlanner.Source s : p.sources())
                         MemorySegment.copy(buf.segment(), pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
                 if (p.shard().length() > 0) group.broadcast(region, p.shard().length(), DType.FLOAT32, rootOf[i]);
