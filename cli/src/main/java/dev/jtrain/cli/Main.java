@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** Entry point of the {@code jtrain} command. */
 @Command(name = "jtrain", mixinStandardHelpOptions = true, version = "jtrain 0.1.0",
         description = "Distributed training of GPT language models on the JVM.",
-        subcommands = {TrainCommand.class, EvalCommand.class, BenchCommand.class, LaunchCommand.class, CkptCommand.class})
+        subcommands = {TrainCommand.class, EvalCommand.class, BenchCommand.class, LaunchCommand.class, CkptCommand.class, TopoCommand.class})
 public final class Main {
     public static void main(String[] args) {
         CommandLine cli = new CommandLine(new Main());

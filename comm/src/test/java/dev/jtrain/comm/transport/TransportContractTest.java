@@ -90,6 +90,27 @@ public abstract class TransportContractTest {
         assertThat(mismatch).as("first differing byte").isEqualTo(-1L);
     }
 
+    /** Float arrays on the heap (what training passes: gradient buffers) have no ByteBuffer view; they must still travel. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 4097, 1_500_007})
+    void heapFloatArraysTravelBothWays(int floats) throws Exception {
+        Transport[] t = createGroup(2, 10_000);
+        try {
+            float[] src = new float[floats];
+            java.util.Random rnd = new java.util.Random(seed);
+            for (int i = 0; i < floats; i++) src[i] = rnd.nextFloat();
+            float[] dst = new float[floats];
+            onEveryRank(2, r -> {
+                if (r == 0) t[0].send(1, 5, MemorySegment.ofArray(src));
+                else t[1].recv(0, 5, MemorySegment.ofArray(dst));
+            });
+            int mismatch = java.util.Arrays.mismatch(dst, src); // not containsExactly: its diff is quadratic on big arrays
+            assertThat(mismatch).as("first differing float (of %d)", floats).isEqualTo(-1);
+        } finally {
+            closeAll(t);
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {0, 1, 4097, 3 * 1024 * 1024 + 7})
     void sendThenRecvDeliversExactBytes(long bytes) throws Exception {

@@ -76,14 +76,15 @@ final class PeerLink {
             pair[0] = sendHeader;
             long off = 0;
             do {
-                ByteBuffer body = src.asSlice(off, Math.min(CHUNK_BYTES, len - off)).asByteBuffer();
+                long n = Math.min(CHUNK_BYTES, len - off);
+                ByteBuffer body = sendView(src, off, n);
                 if (sendHeader.hasRemaining()) {
                     pair[1] = body; // header and first chunk in one system call: one packet for small messages
                     while (sendHeader.hasRemaining() || body.hasRemaining()) channel.write(pair);
                 } else {
                     while (body.hasRemaining()) channel.write(body);
                 }
-                off += body.capacity();
+                off += n;
             } while (off < len);
         } catch (IOException e) {
             CommException ce = writeTimedOut
@@ -178,10 +179,46 @@ final class PeerLink {
     private void readInto(MemorySegment dst) throws IOException {
         long len = dst.byteSize();
         for (long off = 0; off < len; ) {
-            ByteBuffer b = dst.asSlice(off, Math.min(CHUNK_BYTES, len - off)).asByteBuffer();
-            readFully(b);
-            off += b.capacity();
+            long n = Math.min(CHUNK_BYTES, len - off);
+            MemorySegment part = dst.asSlice(off, n);
+            if (hasByteBufferView(part)) {
+                readFully(part.asByteBuffer());
+            } else {
+                ByteBuffer b = staging(true, n);
+                readFully(b);
+                MemorySegment.copy(MemorySegment.ofBuffer(b.flip()), 0, part, 0, n);
+            }
+            off += n;
         }
+    }
+
+    /**
+     * Off-heap and byte[] segments are written straight from their memory; a float[]/long[] heap segment has no
+     * ByteBuffer view, so its chunk goes through a direct staging buffer (one extra copy, reused, one per direction).
+     */
+    private ByteBuffer sendView(MemorySegment src, long off, long n) {
+        MemorySegment part = src.asSlice(off, n);
+        if (hasByteBufferView(part)) return part.asByteBuffer();
+        ByteBuffer b = staging(false, n);
+        MemorySegment.copy(part, 0, MemorySegment.ofBuffer(b), 0, n);
+        return b;
+    }
+
+    private static boolean hasByteBufferView(MemorySegment s) {
+        return s.isNative() || s.heapBase().map(o -> o instanceof byte[]).orElse(false);
+    }
+
+    private ByteBuffer sendStaging, recvStaging;
+
+    private ByteBuffer staging(boolean recv, long n) {
+        ByteBuffer b = recv ? recvStaging : sendStaging;
+        if (b == null) {
+            b = ByteBuffer.allocateDirect((int) CHUNK_BYTES);
+            if (recv) recvStaging = b;
+            else sendStaging = b;
+        }
+        b.clear().limit((int) n);
+        return b;
     }
 
     /** Called by the watchdog: a write past its deadline means the peer stopped reading. */

@@ -1,0 +1,41 @@
+package dev.jtrain.cli;
+
+import dev.jtrain.comm.bench.Topology;
+import dev.jtrain.comm.launch.LaunchOptions;
+import dev.jtrain.comm.launch.Launcher;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code jtrain topo}: starts N local ranks and prints the rank x rank link matrix (kind, latency, bandwidth). */
+@Command(name = "topo", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Rank x rank matrix of link kinds with measured latency and bandwidth (like nvidia-smi topo -m).")
+final class TopoCommand implements Callable<Integer> {
+    @Option(names = "--nproc", defaultValue = "2", description = "Processes (ranks) to start (default: ${DEFAULT-VALUE}).")
+    int nproc;
+    @Option(names = "--transport", defaultValue = "auto", description = "auto, shm or tcp (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Override
+    public Integer call() throws Exception {
+        Path report = Files.createTempFile("jtrain-topo", ".txt");
+        try {
+            String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            List<String> cmd = List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                    "-cp", System.getProperty("java.class.path"), Topology.class.getName(), "--report-file", report.toString());
+            int status = new Launcher(new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 0, cmd), System.err,
+                    Map.of("JTRAIN_TRANSPORT", transport)).run();
+            if (status != 0) return status;
+            System.out.print(Files.readString(report, StandardCharsets.UTF_8));
+            return 0;
+        } finally {
+            Files.deleteIfExists(report);
+        }
+    }
+}

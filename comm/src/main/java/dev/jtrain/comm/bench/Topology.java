@@ -1,0 +1,115 @@
+package dev.jtrain.comm.bench;
+
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.comm.ProcessGroups;
+import dev.jtrain.comm.ReduceOp;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * The rank x rank matrix of link kinds with measured latency and bandwidth, in the spirit of {@code nvidia-smi topo -m}:
+ * which transport joins each pair and what it delivers. Pairs are measured one at a time (every other rank waits at a
+ * barrier) so measurements do not share the cores: latency is half the round trip of an 8-byte ping-pong (median of
+ * {@code pingIters}), bandwidth a one-way stream of {@code streamBytes} messages acknowledged at the end.
+ *
+ * <p>Run on every rank of a group; rank 0 returns the table, the others an empty string.
+ */
+public final class Topology {
+    private static final int TAG = 0x7b0; // p2p tags are 0..4095
+
+    private Topology() {}
+
+    public static String measure(ProcessGroup pg, int pingIters, int streamBytes, int streamIters) {
+        int n = pg.size(), me = pg.rank();
+        float[] latencyUs = new float[n * n], gbps = new float[n * n], kind = new float[n * n];
+        for (int p = 0; p < n; p++) kind[me * n + p] = kindCode(pg.linkKind(p));
+        float[] ping = new float[2];
+        float[] stream = new float[streamBytes / Float.BYTES];
+        for (int a = 0; a < n; a++) {
+            for (int b = a + 1; b < n; b++) {
+                pg.barrier();
+                if (me == a || me == b) {
+                    int peer = me == a ? b : a;
+                    long[] rtt = new long[pingIters];
+                    for (int i = 0; i < pingIters + 10; i++) {
+                        long t0 = System.nanoTime();
+                        if (me == a) {
+                            pg.send(ping, 0, 2, peer, TAG);
+                            pg.recv(ping, 0, 2, peer, TAG);
+                        } else {
+                            pg.recv(ping, 0, 2, peer, TAG);
+                            pg.send(ping, 0, 2, peer, TAG);
+                        }
+                        if (i >= 10) rtt[i - 10] = System.nanoTime() - t0;
+                    }
+                    Arrays.sort(rtt);
+                    long t0 = System.nanoTime();
+                    for (int i = 0; i < streamIters; i++) {
+                        if (me == a) pg.send(stream, 0, stream.length, peer, TAG);
+                        else pg.recv(stream, 0, stream.length, peer, TAG);
+                    }
+                    if (me == a) pg.recv(ping, 0, 1, peer, TAG);
+                    else pg.send(ping, 0, 1, peer, TAG);
+                    double sec = (System.nanoTime() - t0) / 1e9;
+                    if (me == a) {
+                        latencyUs[a * n + b] = latencyUs[b * n + a] = rtt[pingIters / 2] / 2e3f;
+                        gbps[a * n + b] = gbps[b * n + a] = (float) ((double) streamBytes * streamIters / sec / 1e9);
+                    }
+                }
+            }
+        }
+        pg.allReduce(latencyUs, 0, latencyUs.length, ReduceOp.SUM);
+        pg.allReduce(gbps, 0, gbps.length, ReduceOp.SUM);
+        pg.allReduce(kind, 0, kind.length, ReduceOp.SUM);
+        if (me != 0) return "";
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format("%-8s", ""));
+        for (int j = 0; j < n; j++) sb.append(String.format("%-26s", "rank " + j));
+        sb.append('\n');
+        for (int i = 0; i < n; i++) {
+            sb.append(String.format("%-8s", "rank " + i));
+            for (int j = 0; j < n; j++) {
+                String cell = i == j ? "X" : String.format("%s %.1fus %.2fGB/s", kindName(kind[i * n + j]).toUpperCase(),
+                        latencyUs[i * n + j], gbps[i * n + j]);
+                sb.append(String.format("%-26s", cell));
+            }
+            sb.append('\n');
+        }
+        sb.append("\nLegend: SHM = shared memory (same host), TCP = sockets, LOCAL = in-process; latency = half the median "
+                + "round trip of 8 bytes; bandwidth = one-way stream of " + (streamBytes >> 20) + " MiB messages.\n");
+        return sb.toString();
+    }
+
+    private static float kindCode(String k) {
+        return switch (k) {
+            case "self" -> 0;
+            case "shm" -> 1;
+            case "tcp" -> 2;
+            default -> 3;
+        };
+    }
+
+    private static String kindName(float code) {
+        return switch ((int) code) {
+            case 0 -> "self";
+            case 1 -> "shm";
+            case 2 -> "tcp";
+            default -> "local";
+        };
+    }
+
+    /** Entry point for each rank started by the launcher: {@code [--report-file F]}. */
+    public static void main(String[] args) throws IOException {
+        Path report = args.length >= 2 && args[0].equals("--report-file") ? Path.of(args[1]) : null;
+        try (ProcessGroup pg = ProcessGroups.initFromEnv()) {
+            String table = measure(pg, 200, 16 << 20, 8);
+            if (pg.rank() == 0) {
+                if (report != null) Files.writeString(report, table);
+                else System.out.print(table);
+            }
+        }
+    }
+}
