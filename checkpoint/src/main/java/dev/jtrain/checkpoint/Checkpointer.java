@@ -207,21 +207,28 @@ public final class Checkpointer implements AutoCloseable {
             long w1 = System.nanoTime();
             spans.span("ckpt write+fsync", w0, w1);
             List<RankReport> all;
-            if (group == null) {
-                all = List.of(report);
-            } else {
-                List<byte[]> bytes = ByteExchange.gather(group, Json.bytes(report), 0);
-                all = null;
-                if (bytes != null) {
-                    all = new ArrayList<>();
-                    for (byte[] b : bytes) all.add(Json.read(b, RankReport.class));
-                }
-            }
             String outcome = null;
-            if (rank == 0) outcome = commit(all);
-            if (group != null)
-                outcome = new String(ByteExchange.broadcast(group, (outcome == null ? "" : outcome).getBytes(
-                        java.nio.charset.StandardCharsets.UTF_8), 0), java.nio.charset.StandardCharsets.UTF_8);
+            try {
+                if (group == null) {
+                    all = List.of(report);
+                } else {
+                    List<byte[]> bytes = ByteExchange.gather(group, Json.bytes(report), 0);
+                    all = null;
+                    if (bytes != null) {
+                        all = new ArrayList<>();
+                        for (byte[] b : bytes) all.add(Json.read(b, RankReport.class));
+                    }
+                }
+                if (rank == 0) outcome = commit(all);
+                if (group != null)
+                    outcome = new String(ByteExchange.broadcast(group, (outcome == null ? "" : outcome).getBytes(
+                            java.nio.charset.StandardCharsets.UTF_8), 0), java.nio.charset.StandardCharsets.UTF_8);
+            } catch (dev.jtrain.comm.JTrainCommException e) {
+                // a rank died or hung before the commit: nothing was committed, 'latest' did not move
+                throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " not committed: lost the other ranks"
+                        + " while committing (" + (report.error() != null ? report.error() : "my file " + file + " was durable")
+                        + "): " + e.getMessage(), e);
+            }
             long c1 = System.nanoTime();
             spans.span("ckpt commit", w1, c1);
             if (outcome != null && !outcome.isEmpty())

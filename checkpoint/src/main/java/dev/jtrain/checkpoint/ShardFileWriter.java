@@ -27,8 +27,8 @@ import java.util.zip.CRC32C;
  * intrinsic) is computed per piece in the same pass.
  */
 final class ShardFileWriter {
-    /** Large writes: fewer syscalls; the page cache absorbs them until the fsync. */
-    private static final long CHUNK_BYTES = 64L << 20;
+    /** Large writes (fewer syscalls), small enough that write-back of one overlaps copying the next. */
+    private static final long CHUNK_BYTES = 16L << 20;
 
     /** What was written: file size, where the data section starts, and each piece's CRC32C (in write order). */
     record Written(long fileBytes, long dataStart, long[] crc32c) {}
@@ -42,6 +42,30 @@ final class ShardFileWriter {
         long dataBytes = items.isEmpty() ? 0 : items.getLast().begin() + items.getLast().bytes();
         long[] crcs = new long[items.size()];
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
+        if (PosixWriter.available()) {
+            try (PosixWriter out = new PosixWriter(tmp); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+                MemorySegment h = a.allocate(dataStart);
+                h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
+                MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
+                out.write(h, 0);
+                CRC32C crc = new CRC32C();
+                for (int i = 0; i < items.size(); i++) {
+                    WriteItem w = items.get(i);
+                    crc.reset();
+                    for (long done = 0; done < w.bytes(); done += CHUNK_BYTES) {
+                        MemorySegment chunk = staging.asSlice(w.begin() + done, Math.min(CHUNK_BYTES, w.bytes() - done));
+                        crc.update(chunk.asByteBuffer());
+                        out.write(chunk, dataStart + w.begin() + done); // write-back of this chunk starts now
+                    }
+                    crcs[i] = crc.getValue();
+                }
+                out.fsync();
+            }
+            if (Files.size(tmp) != dataStart + dataBytes)
+                throw new IOException("wrote " + Files.size(tmp) + " bytes to " + tmp + ", expected " + (dataStart + dataBytes));
+            Durable.renameAtomically(tmp, file);
+            return new Written(dataStart + dataBytes, dataStart, crcs);
+        }
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
             ByteBuffer h = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);

@@ -64,6 +64,7 @@ public final class CheckpointBenchmark {
                     SaveReport[] rep0 = new SaveReport[1];
                     double save = timed(pg, () -> rep0[0] = c.save(dir, s, SaveOptions.at(st)).join());
                     add(times, "jtrain " + kind + " save (fsync, commit)", save);
+                    add(times, "  of which rank 0 write+fsync of its file", rep0[0].writeNanos() / 1e9);
                     if (rep == 0) {
                         notes.put("jtrain " + kind + " bytes written per rank", Arrays.toString(rep0[0].bytesWrittenPerRank()));
                         notes.put("jtrain " + kind + " planning first save", String.format("%.3f ms", rep0[0].planningNanos() / 1e6));
