@@ -1,0 +1,85 @@
+package dev.jtrain.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Checkpointing through the real command in real JVMs: {@code jtrain train --nproc 2 --zero 1 --ckpt-every 3}, then a
+ * second job that {@code --resume}s from step 3 must log the same losses for steps 3..5 and write the same model, bit
+ * for bit; then {@code jtrain ckpt ls | verify | consolidate} and {@code eval --init-from} on the consolidated file.
+ */
+@Timeout(300)
+class CkptCommandTest {
+    private static String run(String... args) {
+        PrintStream old = System.out;
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        try {
+            int code = new CommandLine(new Main()).execute(args);
+            assertThat(code).as("exit code of jtrain %s\n%s", String.join(" ", args), buf).isZero();
+        } finally {
+            System.setOut(old);
+        }
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    private static List<String> losses(Path metrics, int fromStep) throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        List<String> out = new ArrayList<>();
+        for (String l : Files.readAllLines(metrics)) {
+            JsonNode n = json.readTree(l);
+            if (n.get("type").asText().equals("step") && n.get("step").asInt() >= fromStep) out.add(n.get("step") + ":" + n.get("loss").asText());
+        }
+        return out;
+    }
+
+    @Test
+    void twoProcessTrainingResumesBitwiseAndTheCheckpointToolsWork(@TempDir Path dir) throws Exception {
+        Path text = dir.resolve("corpus.txt");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 3000; i++) sb.append("int f").append(i % 7).append("(int x) { return x * ").append(i % 5).append("; }\n");
+        Files.writeString(text, sb);
+        Path ckpt = dir.resolve("ckpt");
+        List<String> common = List.of("train", "--preset", "tiny", "--data", text.toString(), "--max-steps", "6", "--nproc", "2",
+                "--zero", "1", "--peak-gflops", "50", "--no-progress", "--eval-interval", "0", "--sample-tokens", "0",
+                "--ckpt-dir", ckpt.toString(), "--ckpt-every", "3");
+        List<String> a = new ArrayList<>(common);
+        a.addAll(List.of("--out", dir.resolve("a").toString(), "--async-ckpt"));
+        run(a.toArray(String[]::new));
+        assertThat(run("ckpt", "ls", ckpt.toString())).contains("step-000003").contains("step-000006").contains("<- latest");
+
+        // "crash" after step 3: forget the later checkpoint, resume from step 3 in a fresh job
+        try (var s = Files.walk(ckpt.resolve("step-000006"))) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
+        Files.writeString(ckpt.resolve("latest"), "step-000003\n");
+        List<String> b = new ArrayList<>(common);
+        b.addAll(List.of("--out", dir.resolve("b").toString(), "--resume"));
+        assertThat(run(b.toArray(String[]::new))).contains("resumed from").contains("at step 3");
+
+        assertThat(losses(dir.resolve("b/metrics.jsonl"), 0)).hasSize(3).isEqualTo(losses(dir.resolve("a/metrics.jsonl"), 3));
+        assertThat(Files.readAllBytes(dir.resolve("b/model.safetensors"))).isEqualTo(Files.readAllBytes(dir.resolve("a/model.safetensors")));
+
+        assertThat(run("ckpt", "verify", ckpt.toString())).startsWith("OK");
+        assertThat(run("ckpt", "inspect", ckpt.toString())).contains("optimizer.step=6").contains("model/transformer.wte.weight");
+        Path cons = dir.resolve("cons/model.safetensors");
+        run("ckpt", "consolidate", ckpt.toString(), "--out", cons.toString());
+        assertThat(Files.readAllBytes(cons)).isEqualTo(Files.readAllBytes(dir.resolve("a/model.safetensors")));
+        assertThat(run("eval", "--init-from", cons.toString(), "--data", text.toString(), "--tokenizer", "byte", "--batch", "1",
+                "--block", "16")).contains("loss");
+    }
+}
