@@ -38,7 +38,12 @@ class TcpTransportTest extends TransportContractTest {
                 dev.jtrain.comm.store.TcpStoreOptions.server("127.0.0.1", 0, TOKEN, 10_000))) {
             var opts = new TcpTransportOptions("0.0.0.0", store.localAddress(), TOKEN, "all", 10_000, 0, 0);
             Transport[] t = new Transport[2];
-            onEveryRank(2, r -> t[r] = TcpTransport.connect(store, r, 2, opts));
+            // One store client per rank, as in a real job: a client's blocking get would otherwise hold up the other
+            // rank's set on the same connection.
+            dev.jtrain.comm.store.TcpStore[] clients = new dev.jtrain.comm.store.TcpStore[2];
+            for (int r = 0; r < 2; r++)
+                clients[r] = dev.jtrain.comm.store.TcpStore.create(dev.jtrain.comm.store.TcpStoreOptions.client("127.0.0.1", store.port(), TOKEN, 10_000));
+            onEveryRank(2, r -> t[r] = TcpTransport.connect(clients[r], r, 2, opts));
             try {
                 String addr = new String(store.get(TcpBootstrap.addressKey("all", 0)), StandardCharsets.UTF_8);
                 assertThat(addr).startsWith("127.0.0.1:");
@@ -49,6 +54,7 @@ class TcpTransportTest extends TransportContractTest {
                 });
             } finally {
                 closeAll(t);
+                for (var c : clients) c.close();
             }
         }
     }
