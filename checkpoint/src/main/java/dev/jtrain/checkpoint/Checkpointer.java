@@ -268,6 +268,7 @@ public final class Checkpointer implements AutoCloseable {
                     r.state().forEach((k, v) -> state.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
                 CheckpointMetadata m = new CheckpointMetadata(CheckpointMetadata.FORMAT, CheckpointMetadata.VERSION,
                         options.step(), world, Instant.now().toString(), items, state, files, plan.layout());
+                Durable.fsyncDirectory(dir); // every rank's rename of its shard file is durable before the commit
                 m.write(dir);
                 Durable.fsyncDirectory(root);
                 CheckpointDirectory.writeLatest(root, dir);

@@ -28,12 +28,20 @@ final class Durable {
     }
 
     static void renameAtomically(Path tmp, Path file) throws IOException {
+        rename(tmp, file);
+        fsyncDirectory(file.toAbsolutePath().getParent());
+    }
+
+    /**
+     * Rename without the directory fsync, for shard files: the coordinator fsyncs the step directory once, after every
+     * rank reported and before it writes the metadata, which makes all the renames durable before the commit.
+     */
+    static void rename(Path tmp, Path file) throws IOException {
         try {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
         }
-        fsyncDirectory(file.toAbsolutePath().getParent());
     }
 
     static void fsyncDirectory(Path dir) {

@@ -17,14 +17,14 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * Storage side of a save: writes one rank's shard file from its staging buffer. The file is a valid safetensors file
- * (Python's {@code safetensors.safe_open} reads it): a whole tensor is stored under its item name with its global
+ * Storage side of a save: writes one rank's shard file from its staging buffer. The file follows every rule of the
+ * safetensors format (as {@code SafetensorsReader} checks them), so safetensors tools can open it: a whole tensor is stored under its item name with its global
  * shape, a piece of one as {@code <item>@<first element>} with shape {@code [length]}.
  *
- * <p>Durability: bytes go to a temporary file in the step directory, then {@code fsync}, rename over the final name,
- * {@code fsync} of the directory. The staging buffer already holds the data section byte for byte, so the write is
- * one sequential pass of large direct-buffer writes (no per-tensor copies); CRC32C (hardware instruction via the JDK
- * intrinsic) is computed per piece in the same pass.
+ * <p>Durability: bytes go to a temporary file in the step directory, then {@code fsync}, rename over the final name;
+ * the coordinator fsyncs the step directory once before committing, which makes every rank's rename durable. The
+ * staging buffer already holds the data section byte for byte, so the write is one sequential pass of large writes
+ * (no per-tensor copies); CRC32C (hardware instruction via the JDK intrinsic) is computed per piece in the same pass.
  */
 final class ShardFileWriter {
     /** Large writes (fewer syscalls), small enough that write-back of one overlaps copying the next. */
@@ -63,7 +63,7 @@ final class ShardFileWriter {
             }
             if (Files.size(tmp) != dataStart + dataBytes)
                 throw new IOException("wrote " + Files.size(tmp) + " bytes to " + tmp + ", expected " + (dataStart + dataBytes));
-            Durable.renameAtomically(tmp, file);
+            Durable.rename(tmp, file); // made durable by the coordinator's fsync of the step directory
             return new Written(dataStart + dataBytes, dataStart, crcs);
         }
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
@@ -87,7 +87,7 @@ final class ShardFileWriter {
             if (ch.size() != dataStart + dataBytes)
                 throw new IOException("wrote " + ch.size() + " bytes, expected " + (dataStart + dataBytes));
         }
-        Durable.renameAtomically(tmp, file);
+        Durable.rename(tmp, file); // made durable by the coordinator's fsync of the step directory
         return new Written(dataStart + dataBytes, dataStart, crcs);
     }
 
