@@ -21,16 +21,21 @@ BASE="${CKPT_BENCH_DIR:-/tmp}"
 DIR=$(mktemp -d "$BASE/jtrain-ckpt-bench.XXXXXX"); trap 'rm -rf "$DIR"' EXIT
 FLAGS=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xmx3g)
 
-echo "== disk ceiling: dd 1 GiB, conv=fsync ($BASE)"
-dd if=/dev/zero of="$DIR/dd.bin" bs=4M count=256 conv=fsync 2>&1 | tail -1 | sed 's/^/   /'
-rm -f "$DIR/dd.bin"
+dd_ceiling() { # the disk is shared and noisy: measured before, between and after, so each figure has a neighbour
+  echo "== disk ceiling ($1): dd 1 GiB, conv=fsync ($BASE)"
+  dd if=/dev/zero of="$DIR/dd.bin" bs=4M count=256 conv=fsync 2>&1 | tail -1 | sed 's/^/   /'
+  rm -f "$DIR/dd.bin"
+}
+dd_ceiling before
 
 echo "== jtrain, 2 processes"
 "$JAVA" "${FLAGS[@]}" -jar "$JAR" launch --nproc-per-node 2 -- \
   "$JAVA" "${FLAGS[@]}" -cp "$JAR:$ROOT/cli/target/lib/*" dev.jtrain.checkpoint.bench.CheckpointBenchmark "$DIR/jtrain" "$REPS" \
   2>&1 | grep -v "WARNING: Using incubator" | sed 's/^\[rank 0\] //' | sed 's/^/   /'
 
+dd_ceiling between
 echo "== torch 1.13 (ckpt_bench.py), 2 processes"
 # shellcheck disable=SC1091
 source "$PEERS/env.sh"
 PEERS_CKPT_DIR="$DIR/torch" OMP_NUM_THREADS=1 "${PY:-python3}" "$PEERS/ckpt_bench.py" "$REPS" 2>&1 | sed 's/^/   /'
+dd_ceiling after
