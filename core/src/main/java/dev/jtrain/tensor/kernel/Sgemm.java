@@ -32,8 +32,9 @@ public final class Sgemm {
     /**
      * Depth of a rank-k update. The A micro-panel (MR x KC x 4 B = 24 KiB for MR=12) must stay in the
      * 32 KiB L1d (Zen 4, lscpu) while B micro-panels stream past it. Every rank-KC update reads and writes all
-     * of C once, so KC also sets the C traffic: at 2048^3 (C = 16 MiB, beyond L2) KC = 512 / NC = 256 measured
-     * 7-15% faster than 256 / 512 (two alternating rounds, 1 and 2 threads), at 1024^3 equal or better.
+     * of C once, so KC also sets the C traffic (C = 16 MiB at 2048^3, beyond L2; JFR put ~8% of samples in the
+     * C write-back at KC = 256). Measured against KC = 256 / NC = 512 in alternating runs: two rounds 7-15%
+     * faster at 2048^3, a later three rounds equal within this shared VM's noise (+-15% at 2 threads).
      */
     static final int KC = 512;
     /** Width of a packed B block: KC x NC x 4 B = 512 KiB, half of the 1 MiB per-core L2 (Zen 4, lscpu). */
