@@ -14,7 +14,7 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
  * for pc in k step KC                      // rank-KC updates; beta applied on the first only
  *   for ic in m step MC:  pack A[ic, pc] -&gt; Ap   (MC x KC, L3-resident)
  *     for jc in n step NC:  pack B[pc, jc] -&gt; Bp (KC x NC = 512 KiB, L2-resident)
- *       for ir in MC step MR                // A micro-panel MR x KC = 24 KiB stays in L1
+ *       for ir in MC step MR                // A micro-panel MR x KC = 12 KiB stays in L1
  *         for jr in NC step NR              // B micro-panels streamed from L2
  *           micro-kernel MR x NR, write back alpha/beta
  * </pre>
@@ -30,16 +30,17 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
  */
 public final class Sgemm {
     /**
-     * Depth of a rank-k update. The A micro-panel (MR x KC x 4 B = 24 KiB for MR=12) must stay in the
+     * Depth of a rank-k update. The A micro-panel (MR x KC x 4 B = 12 KiB for MR=12) must stay in the
      * 32 KiB L1d (Zen 4, lscpu) while B micro-panels stream past it. Every rank-KC update reads and writes all
-     * of C once, so KC also sets the C traffic (C = 16 MiB at 2048^3, beyond L2; JFR put ~8% of samples in the
-     * C write-back at KC = 256). Measured against KC = 256 / NC = 512 in alternating runs: two rounds 7-15%
-     * faster at 2048^3, a later three rounds equal within this shared VM's noise (+-15% at 2 threads).
+     * of C once (JFR put ~8% of samples in that write-back at 2048^3), which argues for a larger KC; KC = 512
+     * with NC = 256 was tried: alternating runs ranged from 7-15% faster to equal at 2048^3, and 2 of 4
+     * side-by-side runs at 2 threads halved (cause not found on this shared VM), so 256 stays until measured
+     * on a quiet machine.
      */
-    static final int KC = 512;
+    static final int KC = 256;
     /** Width of a packed B block: KC x NC x 4 B = 512 KiB, half of the 1 MiB per-core L2 (Zen 4, lscpu). */
-    static final int NC = 256;
-    /** Rows of a packed A block, kept in the (32 MiB, shared) L3: 2040 x KC x 4 B = 4 MiB per thread. */
+    static final int NC = 512;
+    /** Rows of a packed A block, kept in the (32 MiB, shared) L3: 2040 x KC x 4 B = 2 MiB per thread. */
     static final int MC = 2048 / MR * MR;
 
     /**
