@@ -23,6 +23,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
@@ -67,8 +69,8 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Run directory for metrics.jsonl, loss.png, sample.txt, model.safetensors (default: runs/<time>).")
     Path out;
     @Option(names = "--no-progress", description = "Plain log lines instead of a progress bar.") boolean noProgress;
-    @Option(names = "--nproc", defaultValue = "1", description = "Data-parallel processes on this machine (default: ${DEFAULT-VALUE}).")
-    int nproc;
+    @Option(names = "--nproc", description = "Data-parallel processes on this machine (default: the preset's; 2 for the default preset).")
+    Integer nproc;
     @Option(names = "--zero", defaultValue = "0", description = "0 = DDP, 1 = ZeRO-1 (sharded optimizer state), 2 = ZeRO-2 (also sharded gradients).")
     int zero;
     @Option(names = "--bucket-mb", defaultValue = "25", description = "Gradient bucket size in MiB (default: ${DEFAULT-VALUE}; the first bucket is 1 MiB).")
@@ -92,7 +94,13 @@ final class TrainCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         boolean worker = System.getenv(dev.jtrain.comm.launch.RendezvousEnv.RANK) != null;
-        if (nproc > 1 && !worker) return MultiProcess.launch(nproc, threads, spec.commandLine().getParseResult().originalArgs(), out);
+        int processes = nproc != null ? nproc : TrainSettings.load(preset).nproc;
+        if (processes < 1) throw new IllegalArgumentException("--nproc must be >= 1, got " + processes);
+        if (processes > 1 && !worker) {
+            List<String> args = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+            if (nproc == null) args.addAll(List.of("--nproc", Integer.toString(processes)));
+            return MultiProcess.launch(processes, threads, args, out);
+        }
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);

@@ -40,6 +40,8 @@ public final class TrainSettings {
     @JsonProperty("activation_checkpointing") public boolean activationCheckpointing;
     @JsonProperty("data_max_bytes") public long dataMaxBytes;
     @JsonProperty("sample_tokens") public int sampleTokens;
+    /** Data-parallel processes when --nproc is not given. */
+    @JsonProperty("nproc") public int nproc = 1;
 
     static final ObjectMapper JSON = new ObjectMapper();
 

@@ -147,9 +147,15 @@ public final class Trainer {
         double tokSum = 0, mfuSum = 0;
         int measured = 0, step = startStep, first = startStep;
         float lastLoss = Float.NaN, lastVal = Float.NaN;
+        int evaluatedAt = -1;
         model.train(true);
         for (; step < config.maxSteps(); step++) {
-            if (config.maxSeconds() > 0 && seconds(start) >= config.maxSeconds()) break;
+            if (config.maxSeconds() > 0) {
+                // Every rank must stop at the same step (a rank that runs one more step would wait forever in its
+                // collectives): stop when any rank's clock says so.
+                float over = seconds(start) >= config.maxSeconds() ? 1f : 0f;
+                if ((parallel.worldSize() > 1 ? parallel.average(over) : over) > 0f) break;
+            }
             long s0 = System.nanoTime();
             parallel.zeroGrad();
             SavedMemory.resetPeak();
@@ -194,7 +200,10 @@ public final class Trainer {
                     commNs / 1e6, (s1 - o0 - parallel.lastStepCommNanos()) / 1e6, dataNs / 1e6, SavedMemory.peakBytes(),
                     peakHeapBytes(), seconds(start)));
             boolean evalNow = config.evalInterval() > 0 && step > 0 && step % config.evalInterval() == 0;
-            if (evalNow) lastVal = evaluateAndReport(step, listener, start);
+            if (evalNow) {
+                lastVal = evaluateAndReport(step, listener, start);
+                evaluatedAt = step;
+            }
             if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
                 startStep = step + 1; // what the checkpoint's trainer state records: steps done
                 checkpointer.save(checkpointDir, checkpointState(),
@@ -202,7 +211,7 @@ public final class Trainer {
             }
         }
         if (checkpointer != null) checkpointer.awaitPrevious(); // the last checkpoint is durable before run returns
-        lastVal = evaluateAndReport(step, listener, start);
+        if (evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start); // the last step's model
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
                 seconds(start));
     }
