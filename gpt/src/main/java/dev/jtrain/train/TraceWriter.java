@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Threading: collectives complete on the communication thread; every method is synchronized.
  */
 public final class TraceWriter implements CommTrace, BlockTracer, AutoCloseable {
-    static final int TID_COMPUTE = 1, TID_OPTIM = 2, TID_DATA = 3, TID_WAIT = 4;
+    static final int TID_COMPUTE = 1, TID_OPTIM = 2, TID_DATA = 3, TID_WAIT = 4, TID_CHECKPOINT = 5;
 
     private final ObjectMapper json = new ObjectMapper();
     private final ArrayNode events = json.createArrayNode();
@@ -41,6 +41,7 @@ public final class TraceWriter implements CommTrace, BlockTracer, AutoCloseable 
         meta("thread_name", TID_OPTIM, "optimizer");
         meta("thread_name", TID_DATA, "data");
         meta("thread_name", TID_WAIT, "wait for collectives");
+        meta("thread_name", TID_CHECKPOINT, "checkpoint I/O");
     }
 
     private void meta(String what, int tid, String name) {

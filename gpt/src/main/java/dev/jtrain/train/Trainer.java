@@ -40,7 +40,6 @@ public final class Trainer {
     private final StepArena arena = new StepArena();
     private TraceWriter trace;
     /** Trace track of checkpoint I/O (plan, snapshot, write+fsync, commit, load). */
-    static final int TID_CHECKPOINT = 5;
     private Checkpointer checkpointer;
     private java.nio.file.Path checkpointDir;
     private int checkpointEvery;
@@ -93,7 +92,7 @@ public final class Trainer {
         this.checkpointEvery = every;
         this.checkpointAsync = async;
         this.checkpointKeepLast = keepLast;
-        if (trace != null) checkpointer.setSpanSink((name, s, e) -> trace.span(name, TID_CHECKPOINT, s, e));
+        if (trace != null) checkpointer.setSpanSink((name, s, e) -> trace.span(name, TraceWriter.TID_CHECKPOINT, s, e));
     }
 
     /**
