@@ -1,5 +1,6 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class DistributedCheckpointTest {
             }
             return;
         }
-        Ranks.run(world, (rank, pg) -> {
+        LocalRanks.run(world, (rank, pg) -> {
             try (Checkpointer c = new Checkpointer(pg)) {
                 return c.save(root, Map.of("state", layout(rank, world).fill(salt)), options).join();
             }
@@ -65,7 +66,7 @@ class DistributedCheckpointTest {
     @CsvSource({"4,2,false", "2,3,false", "3,1,false", "1,4,false", "4,2,true", "2,3,true"})
     void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast) throws Exception {
         save(from, 1, SaveOptions.at(3));
-        List<String> problems = Ranks.run(to, (rank, pg) -> {
+        List<String> problems = LocalRanks.run(to, (rank, pg) -> {
             ArrayState s = layout(rank, to).fill(9);
             try (Checkpointer c = new Checkpointer(pg)) {
                 LoadReport r = c.load(root, Map.of("state", s), LoadOptions.latest().withBroadcast(broadcast));
@@ -82,7 +83,7 @@ class DistributedCheckpointTest {
     void replicatedBytesAreWrittenOnceAndSpreadWithinOneLargestTensorOfEven() throws Exception {
         int[] sizes = {5000, 3000, 2500, 1200, 1000, 900, 640, 300, 21, 7};
         int world = 4;
-        List<SaveReport> reports = Ranks.run(world, (rank, pg) -> {
+        List<SaveReport> reports = LocalRanks.run(world, (rank, pg) -> {
             ArrayState s = new ArrayState();
             for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
             try (Checkpointer c = new Checkpointer(pg)) {
@@ -101,7 +102,7 @@ class DistributedCheckpointTest {
         for (var item : m.items().values()) assertThat(item.pieces()).hasSize(1);
 
         // broadcast load: every replicated byte is read from storage once in total, not once per rank
-        List<LoadReport> loads = Ranks.run(world, (rank, pg) -> {
+        List<LoadReport> loads = LocalRanks.run(world, (rank, pg) -> {
             ArrayState s = new ArrayState();
             for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
             s.fill(7);
@@ -122,7 +123,7 @@ class DistributedCheckpointTest {
 
     @Test
     void planCacheHitsOnEveryRankAndMissesWhenTheLayoutChanges() throws Exception {
-        List<boolean[]> hits = Ranks.run(2, (rank, pg) -> {
+        List<boolean[]> hits = LocalRanks.run(2, (rank, pg) -> {
             try (Checkpointer c = new Checkpointer(pg)) {
                 ArrayState s = layout(rank, 2).fill(1);
                 SaveReport a = c.save(root, Map.of("state", s), SaveOptions.at(1)).join();
@@ -142,7 +143,7 @@ class DistributedCheckpointTest {
         save(2, 1, SaveOptions.at(1));
         // rank 1's shard file cannot be created: a directory is in its way
         java.nio.file.Files.createDirectories(root.resolve("step-000002").resolve("rank-00001.safetensors").resolve("x"));
-        List<String> errors = Ranks.run(2, (rank, pg) -> {
+        List<String> errors = LocalRanks.run(2, (rank, pg) -> {
             Checkpointer c = new Checkpointer(pg);
             String seen;
             try {

@@ -1,5 +1,6 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.autograd.F;
 import dev.jtrain.dist.DataParallel;
 import dev.jtrain.dist.DataParallelOptions;
@@ -112,7 +113,7 @@ class ResumeTest {
 
     /** Runs body per rank; world 1 runs it on this thread with no process group. */
     static <T> List<T> ranks(int world, BiFunction<Integer, dev.jtrain.comm.ProcessGroup, T> body) throws Exception {
-        return world == 1 ? java.util.Collections.singletonList(body.apply(0, null)) : Ranks.run(world, body);
+        return world == 1 ? java.util.Collections.singletonList(body.apply(0, null)) : LocalRanks.run(world, body);
     }
 
     @ParameterizedTest(name = "{0} on {1} rank(s), async save {2}")
@@ -157,7 +158,7 @@ class ResumeTest {
     @Test
     void zero2OnFourRanksLoadsIntoZero1OnTwoRanksElementForElement() throws Exception {
         // reference: the full optimizer state as the 4 ZeRO-2 ranks hold it, assembled by flat range
-        List<Map<String, float[]>> pieces = Ranks.run(4, (rank, pg) -> {
+        List<Map<String, float[]>> pieces = LocalRanks.run(4, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy("zero2", f, pg);
@@ -178,7 +179,7 @@ class ResumeTest {
         Map<String, float[]> full = new LinkedHashMap<>();
         for (Map<String, float[]> p : pieces)
             p.forEach((k, v) -> full.merge(k, v.clone(), (x, y) -> { for (int i = 0; i < x.length; i++) if (!Float.isNaN(y[i])) x[i] = y[i]; return x; }));
-        List<String> problems = Ranks.run(2, (rank, pg) -> {
+        List<String> problems = LocalRanks.run(2, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED + 5);
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy("zero1", f, pg);

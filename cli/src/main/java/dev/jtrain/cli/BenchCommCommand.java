@@ -53,10 +53,9 @@ final class BenchCommCommand implements Callable<Integer> {
         BenchConfig config = new BenchConfig(op, BenchConfig.parseSizes(sizes), iters, warmup); // validate before starting JVMs
         Path report = Files.createTempFile("jtrain-bench-comm", json ? ".json" : ".txt");
         try {
-            List<String> cmd = new ArrayList<>(List.of(javaExecutable(), "--add-modules", "jdk.incubator.vector",
-                    "--enable-native-access=ALL-UNNAMED", "-XX:+UseParallelGC", "-cp", System.getProperty("java.class.path"),
-                    CommBenchmark.class.getName(), "--op", config.op(), "--sizes", sizes, "--iters", Integer.toString(iters),
-                    "--warmup", Integer.toString(warmup), "--report-file", report.toString()));
+            List<String> cmd = ChildJvm.command(CommBenchmark.class.getName(), new ArrayList<>(List.of("--op", config.op(),
+                    "--sizes", sizes, "--iters", Integer.toString(iters), "--warmup", Integer.toString(warmup),
+                    "--report-file", report.toString())));
             if (json) cmd.add("--json");
             Map<String, String> env = new HashMap<>();
             env.put("JTRAIN_TRANSPORT", transport);
@@ -70,9 +69,5 @@ final class BenchCommCommand implements Callable<Integer> {
         } finally {
             Files.deleteIfExists(report);
         }
-    }
-
-    private static String javaExecutable() {
-        return ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 }

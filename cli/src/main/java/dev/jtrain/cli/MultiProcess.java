@@ -3,7 +3,6 @@ package dev.jtrain.cli;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -20,14 +19,7 @@ final class MultiProcess {
     private MultiProcess() {}
 
     static int launch(int nproc, Integer threads, List<String> originalArgs, Path out) {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> cmd = new ArrayList<>();
-        cmd.add(java);
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(Main.class.getName());
-        cmd.addAll(originalArgs); // the whole command line, "train" included
+        List<String> cmd = ChildJvm.command(Main.class.getName(), originalArgs); // the whole command line, "train" included
         if (out == null) {
             cmd.add("--out");
             cmd.add(Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))).toString());

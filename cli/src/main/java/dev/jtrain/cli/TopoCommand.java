@@ -26,9 +26,7 @@ final class TopoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Path report = Files.createTempFile("jtrain-topo", ".txt");
         try {
-            String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            List<String> cmd = List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                    "-cp", System.getProperty("java.class.path"), Topology.class.getName(), "--report-file", report.toString());
+            List<String> cmd = ChildJvm.command(Topology.class.getName(), List.of("--report-file", report.toString()));
             int status = new Launcher(new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 0, cmd), System.err,
                     Map.of("JTRAIN_TRANSPORT", transport)).run();
             if (status != 0) return status;

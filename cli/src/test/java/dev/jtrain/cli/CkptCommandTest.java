@@ -25,16 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(300)
 class CkptCommandTest {
     private static String run(String... args) {
-        PrintStream old = System.out;
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-        try {
-            int code = new CommandLine(new Main()).execute(args);
-            assertThat(code).as("exit code of jtrain %s\n%s", String.join(" ", args), buf).isZero();
-        } finally {
-            System.setOut(old);
-        }
-        return buf.toString(StandardCharsets.UTF_8);
+        return CliRunner.run(args);
     }
 
     private static List<String> losses(Path metrics, int fromStep) throws Exception {

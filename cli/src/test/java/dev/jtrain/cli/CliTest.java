@@ -19,16 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(300)
 class CliTest {
     private static String run(String... args) {
-        PrintStream old = System.out;
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
-        try {
-            int code = new CommandLine(new Main()).execute(args);
-            assertThat(code).as("exit code of jtrain %s", String.join(" ", args)).isZero();
-        } finally {
-            System.setOut(old);
-        }
-        return buf.toString(StandardCharsets.UTF_8);
+        return CliRunner.run(args);
     }
 
     /** The main job's path end to end on a small text: learns, writes metrics, plot, HF weights, sample. */

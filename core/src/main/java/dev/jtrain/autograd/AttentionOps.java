@@ -45,14 +45,8 @@ final class AttentionOps {
                 int a = bh * T * T;
                 Sgemm.sgemm(false, true, T, T, hs, 1f, qd, q, C3, qd, k, C3, 0f, att, a, T);
                 for (int t = 0; t < T; t++) SoftmaxKernel.softmaxPrefix(att, a + t * T, t + 1, T, scale);
-                float[] p = att;
-                int po = a;
-                if (dropped != null) {
-                    for (int i = 0; i < T * T; i++) dropped[i] = att[a + i] * mask[a + i];
-                    p = dropped;
-                    po = 0;
-                }
-                Sgemm.sgemm(false, false, T, hs, T, 1f, p, po, T, qd, v, C3, 0f, yd, b * T * C + h * hs, C);
+                float[] p = dropped(att, a, mask, dropped, T * T);
+                Sgemm.sgemm(false, false, T, hs, T, 1f, p, p == att ? a : 0, T, qd, v, C3, 0f, yd, b * T * C + h * hs, C);
             }
         });
         if (ShapeOps.recording(qkv)) {
@@ -73,13 +67,8 @@ final class AttentionOps {
                             int dq = b * T * C3 + h * hs, dk = dq + C, dv = dq + 2 * C;
                             int dy = go + b * T * C + h * hs;
                             int a = bh * T * T;
-                            float[] p = att;
-                            int po = a;
-                            if (dropped != null) {
-                                for (int i = 0; i < T * T; i++) dropped[i] = att[a + i] * mask[a + i];
-                                p = dropped;
-                                po = 0;
-                            }
+                            float[] p = dropped(att, a, mask, dropped, T * T);
+                            int po = p == att ? a : 0;
                             Sgemm.sgemm(false, true, T, T, hs, 1f, gd, dy, C, qd, v, C3, 0f, dp, 0, T);
                             Sgemm.sgemm(true, false, T, hs, T, 1f, p, po, T, gd, dy, C, 0f, dd, dv, C3);
                             if (mask != null) for (int i = 0; i < T * T; i++) dp[i] *= mask[a + i];
@@ -99,5 +88,12 @@ final class AttentionOps {
             y.setGradFn(node);
         }
         return y;
+    }
+
+    /** P with the dropout mask applied (into {@code scratch}), or P itself without dropout; P starts at att[a]. */
+    private static float[] dropped(float[] att, int a, float[] mask, float[] scratch, int n) {
+        if (mask == null) return att;
+        for (int i = 0; i < n; i++) scratch[i] = att[a + i] * mask[a + i];
+        return scratch;
     }
 }

@@ -1,5 +1,6 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Rng;
 import org.junit.jupiter.api.Test;
@@ -45,7 +46,7 @@ class DataParallelBehaviourTest {
     @ParameterizedTest(name = "ZeRO stage {0}")
     @ValueSource(ints = {0, 1, 2})
     void bucketsLaunchInOrderWhileBackwardRuns(int stage) throws Exception {
-        List<List<String>> perRank = Ranks.run(2, (rank, pg) -> {
+        List<List<String>> perRank = LocalRanks.run(2, (rank, pg) -> {
             TinyLm m = new TinyLm(37, 21, 1);
             FlatParameters flat = FlatParameters.of(m);
             Recorder rec = new Recorder();
@@ -71,7 +72,7 @@ class DataParallelBehaviourTest {
     @ParameterizedTest(name = "ZeRO stage {0}")
     @ValueSource(ints = {0, 1, 2})
     void noSyncMicroStepsDoNotCommunicate(int stage) throws Exception {
-        List<Integer> counts = Ranks.run(2, (rank, pg) -> {
+        List<Integer> counts = LocalRanks.run(2, (rank, pg) -> {
             TinyLm m = new TinyLm(37, 21, 1);
             FlatParameters flat = FlatParameters.of(m);
             Recorder rec = new Recorder();
@@ -93,7 +94,7 @@ class DataParallelBehaviourTest {
     /** World size 3 with a parameter count not divisible by 3: every element owned by exactly one rank, padding zero. */
     @Test
     void zeroShardsCoverEveryParameterOnceForWorldThree() throws Exception {
-        List<float[]> params = Ranks.run(3, (rank, pg) -> {
+        List<float[]> params = LocalRanks.run(3, (rank, pg) -> {
             TinyLm m = new TinyLm(37, 21, 1);
             FlatParameters flat = FlatParameters.of(m);
             assertThat(flat.parameterCount() % 3).isNotZero();
@@ -116,7 +117,7 @@ class DataParallelBehaviourTest {
     @ValueSource(ints = {0, 1, 2})
     void memoryPerRankFollowsTheZeroFormulas(int stage) throws Exception {
         for (int world : new int[]{2, 4}) {
-            List<MemoryReport> reports = Ranks.run(world, (rank, pg) -> {
+            List<MemoryReport> reports = LocalRanks.run(world, (rank, pg) -> {
                 TinyLm m = new TinyLm(1000, 96, 1);
                 FlatParameters flat = FlatParameters.of(m);
                 return make(stage, flat, pg, null).memory();
@@ -129,7 +130,7 @@ class DataParallelBehaviourTest {
 
     @Test
     void differentModelsOnDifferentRanksFailClearlyEverywhere() {
-        assertThatThrownBy(() -> Ranks.run(2, (rank, pg) -> {
+        assertThatThrownBy(() -> LocalRanks.run(2, (rank, pg) -> {
             TinyLm m = new TinyLm(37, rank == 0 ? 21 : 22, 1);
             return new DistributedDataParallel(FlatParameters.of(m), pg, DataParallelOptions.defaults(), null);
         })).hasMessageContaining("parameter layouts differ across ranks").hasMessageContaining("rank 1");

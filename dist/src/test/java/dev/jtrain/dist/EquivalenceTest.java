@@ -1,5 +1,6 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
@@ -58,7 +59,7 @@ class EquivalenceTest {
 
     static Result run(int world, int stage) throws Exception {
         DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048);
-        List<Result> rs = Ranks.run(world, (rank, pg) -> {
+        List<Result> rs = LocalRanks.run(world, (rank, pg) -> {
             TinyLm model = new TinyLm(VOCAB, DIM, 42 + rank); // different init per rank: DDP/ZeRO must broadcast rank 0's
             FlatParameters flat = FlatParameters.of(model);
             DataParallel dp = stage == 0 ? new DistributedDataParallel(flat, pg, o, null) : new ZeroOptimizer(flat, pg, o, null);
@@ -97,7 +98,7 @@ class EquivalenceTest {
         for (var t : sp.optimizerState().shards())
             full.put(t.name(), java.util.Arrays.copyOfRange(t.data(), t.dataOffset(), t.dataOffset() + t.length()));
         DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(2).withBuckets(512, 2048);
-        List<List<String>> covered = Ranks.run(3, (rank, pg) -> {
+        List<List<String>> covered = LocalRanks.run(3, (rank, pg) -> {
             TinyLm m = new TinyLm(VOCAB, DIM, 42);
             FlatParameters f = FlatParameters.of(m);
             ZeroOptimizer z = new ZeroOptimizer(f, pg, o, null);

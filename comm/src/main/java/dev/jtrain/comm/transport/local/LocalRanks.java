@@ -1,8 +1,7 @@
-package dev.jtrain.checkpoint;
+package dev.jtrain.comm.transport.local;
 
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroupOptions;
-import dev.jtrain.comm.transport.local.LocalTransport;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,11 +11,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
-/** Runs one body per rank, ranks as threads over an in-process transport (Gloo's test style). */
-final class Ranks {
-    private Ranks() {}
+/**
+ * Runs one body per rank, ranks as threads over {@link LocalTransport}, each with its own {@link ProcessGroup}
+ * (Gloo's test style): how multi-rank code (DDP, ZeRO, checkpointing, a user's own) is tested in one JVM. Throws the
+ * failure of the rank that failed first rather than the others' "peer gone" errors.
+ */
+public final class LocalRanks {
+    private LocalRanks() {}
 
-    static <T> List<T> run(int world, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
+    public static <T> List<T> run(int world, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
         LocalTransport[] ts = LocalTransport.createGroup(world, 60_000);
         ExecutorService pool = Executors.newFixedThreadPool(world);
         try {
