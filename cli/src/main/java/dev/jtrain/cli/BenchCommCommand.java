@@ -43,7 +43,7 @@ final class BenchCommCommand implements Callable<Integer> {
     Long chunkBytes;
     @Option(names = "--iters", defaultValue = "0", description = "Timed iterations per size; 0 = like the peer scripts (10/20/200).")
     int iters;
-    @Option(names = "--warmup", defaultValue = "0", description = "Warm-up iterations per size; 0 = like the peer scripts (2/3/20).")
+    @Option(names = "--warmup", defaultValue = "0", description = "Warm-up iterations per size; 0 = time-based (JIT warm-up: 5 s before the first size, 1.5 s before each other).")
     int warmup;
     @Option(names = "--json", description = "Print JSON instead of the table.")
     boolean json;

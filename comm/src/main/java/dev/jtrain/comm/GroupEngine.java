@@ -4,6 +4,7 @@ import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.algo.RingAllGather;
 import dev.jtrain.comm.algo.ScratchPool;
 import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.WaitHint;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -113,11 +114,13 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         try {
             if (outstanding.get() != 0) return null;
             outstanding.incrementAndGet();
+            WaitHint.setBlockingCaller();
             try {
                 CommWork w = new CommWork(description, thread);
                 execute(w, d, guard, body, true);
                 return w;
             } finally {
+                WaitHint.clearBlockingCaller();
                 outstanding.decrementAndGet();
             }
         } finally {
@@ -160,7 +163,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         } catch (CollectiveMismatchException e) {
             disarm(dog, collective);
             w.fail(e); // every rank detected it at the same point: the group is still in step
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error too (a missing class, out of memory): left uncaught it would kill the thread and leave the
+            // Work pending until the timeout, a silent multi-minute hang.
             disarm(dog, collective);
             CommException wrapped = wrap(w.description(), e, collective);
             // mark the group broken before completing the Work, so a waiter that issues more work sees it
@@ -183,10 +188,10 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         w.fail(e);
     }
 
-    private CommException wrap(String description, RuntimeException e, boolean collective) {
+    private CommException wrap(String description, Throwable e, boolean collective) {
         CollectiveContext c = collective ? current : null;
         String peer = c != null && c.lastPeer() >= 0 ? " with peer rank " + c.lastPeer() : "";
-        String msg = description + " failed" + peer + ": " + e.getMessage();
+        String msg = description + " failed" + peer + ": " + (e instanceof Error ? e.toString() : e.getMessage());
         if (e instanceof CommTimeoutException) return new CommTimeoutException(msg, e);
         if (closed) return new CommException(description + ": process group " + groupLabel + " was closed while it ran", e);
         return new CommException(msg, e);

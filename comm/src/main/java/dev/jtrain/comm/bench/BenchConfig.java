@@ -10,7 +10,7 @@ import java.util.Locale;
  * @param op         all_reduce, all_gather, reduce_scatter, broadcast or all_to_all
  * @param sizesBytes message sizes, nccl-tests conventions (all-gather: whole output; reduce-scatter: whole input)
  * @param iters      timed iterations per size; 0 picks them like the peer scripts (10 at >= 64 MiB, 20 at >= 16 MiB, else 200)
- * @param warmup     untimed iterations first; 0 picks 2 / 3 / 20 likewise
+ * @param warmup     untimed iterations first; 0 picks 2 / 3 / 20 likewise, then a time-based JIT warm-up (CommBenchmark)
  */
 public record BenchConfig(String op, List<Long> sizesBytes, int iters, int warmup) {
     public static final List<String> OPS = List.of("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all");

@@ -34,16 +34,15 @@ public final class CommBenchmark {
         List<BenchResult> out = new ArrayList<>();
         int p = g.size();
         String transport = p == 1 ? g.linkKind(0) : g.linkKind((g.rank() + 1) % p);
-        warmUpJit(g, c);
         for (long size : c.sizesBytes()) {
             try (Arena arena = Arena.ofShared()) {
-                out.add(measure(g, c, size, transport, arena));
+                out.add(measure(g, c, size, transport, arena, out.isEmpty() ? FIRST_WARMUP_NANOS : WARMUP_NANOS_PER_SIZE));
             }
         }
         return out;
     }
 
-    private static BenchResult measure(ProcessGroup g, BenchConfig c, long size, String transport, Arena arena) {
+    private static BenchResult measure(ProcessGroup g, BenchConfig c, long size, String transport, Arena arena, long warmupNanos) {
         int p = g.size(), r = g.rank();
         long n = Math.max(1, size / 4);                   // elements of the "size" buffer
         long m = Math.max(1, n / p);                      // per-rank block for the block-wise ops
@@ -91,6 +90,7 @@ public final class CommBenchmark {
         verify(g, c.op(), in, out, m, op);
         int iters = c.itersFor(bytes), warm = c.warmupFor(bytes);
         for (int i = 0; i < warm; i++) op.run();
+        if (c.warmup() == 0) warmUpFor(g, op, arena, warmupNanos); // explicit --warmup N: exactly N
         MemorySegment times = arena.allocate(8L * iters, 8);
         for (int i = 0; i < iters; i++) {
             g.barrier();
@@ -111,18 +111,26 @@ public final class CommBenchmark {
         return new BenchResult(c.op(), p, transport, bytes, bytes / 4, algo, median, pipelinedUs, iters);
     }
 
+    /** Nanoseconds of warm-up per size: C2 compiles a size's own loops (chunking, reduce kernels) only after it ran a while. */
+    static final long WARMUP_NANOS_PER_SIZE = 1_500_000_000L;
+    /** The first size also pays for compiling the whole call path; with 4 ranks on 2 cores C2 gets half a core. */
+    static final long FIRST_WARMUP_NANOS = 5_000_000_000L;
+
     /**
-     * A JVM runs the first few thousand calls of any path in the interpreter or in lightly optimised code; timing
-     * those would measure the JIT, not the library (C and Python peers have no such phase). So before any size is
-     * timed, the op runs a fixed number of times (the same on every rank: it is collective) on a small and a medium
-     * buffer, as JMH's warm-up iterations do.
+     * A JVM runs the first thousands of calls of any path in the interpreter or in lightly optimised code, and C2
+     * compiles while the ranks compete for the same two cores; timing that would measure the JIT, not the library
+     * (C and Python peers have no such phase). So each size first runs {@code op} untimed for about
+     * {@link #WARMUP_NANOS_PER_SIZE} ({@link #FIRST_WARMUP_NANOS} for the first), as JMH's time-based warm-up does: in rounds of doubling length, after each
+     * of which the ranks agree on the slowest rank's elapsed time (an all-reduce MAX), so all run the same count.
      */
-    private static void warmUpJit(ProcessGroup g, BenchConfig c) {
-        for (long[] sizeAndReps : new long[][] {{4096, 3000}, {256 * 1024, 200}}) {
-            BenchConfig one = new BenchConfig(c.op(), java.util.List.of(sizeAndReps[0]), (int) sizeAndReps[1], 1);
-            try (Arena arena = Arena.ofShared()) {
-                measure(g, one, sizeAndReps[0], "", arena);
-            }
+    private static void warmUpFor(ProcessGroup g, Runnable op, Arena arena, long warmupNanos) {
+        MemorySegment t = arena.allocate(8, 8);
+        long start = System.nanoTime();
+        for (int round = 1; ; round = Math.min(round * 2, 4096)) {
+            for (int i = 0; i < round; i++) op.run();
+            t.set(ValueLayout.JAVA_LONG, 0, System.nanoTime() - start);
+            g.allReduce(t, 1, DType.INT64, ReduceOp.MAX);
+            if (t.get(ValueLayout.JAVA_LONG, 0) >= warmupNanos) return;
         }
     }
 

@@ -1,39 +1,73 @@
 package dev.jtrain.comm.transport.shm;
 
+import dev.jtrain.comm.transport.WaitHint;
+
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Idle strategy for shared-memory waits (Agrona's BackoffIdleStrategy): spin a little for latency, then yield,
- * then park with growing sleeps (capped at 100 us: a ring refills within microseconds, longer sleeps cost bandwidth) so that oversubscribed ranks (4 ranks on 2 cores) hand the CPU to the peer they
- * are waiting for instead of burning it.
+ * Idle strategy for shared-memory waits, in three phases bounded by time, not by count (Agrona's
+ * BackoffIdleStrategy, with the phase lengths chosen per host load):
+ * <ol>
+ *   <li><b>spin</b> ({@code onSpinWait}): a peer on another core answers within a microsecond or two, and any
+ *       sleep costs tens of microseconds on a VM, so a 4 KiB all-reduce is only fast if we are still looking at the
+ *       ring when the bytes land. The budget depends on who waits ({@link dev.jtrain.comm.transport.WaitHint}):
+ *       a caller blocked in a collective spins up to 1 ms (it has nothing else to do, as in MPI's blocking calls);
+ *       a background communication thread 50 us (compute threads want the core); and with more ranks than cores
+ *       on the host only 1 us, since the peer we wait for may be waiting for our core;</li>
+ *   <li><b>yield</b>: hands the core to a runnable thread (the peer rank, a compute thread, the JIT) and comes back
+ *       at once when nobody wants it — the oversubscribed case's fast path, as MPI's shared-memory BTL does;</li>
+ *   <li><b>park</b> with growing sleeps (5 → 100 us; see {@link TimerSlack}) once a wait is clearly long (a peer
+ *       still computing), so an idle communication thread stops taking CPU from training.</li>
+ * </ol>
+ * <p>Overrides for experiments: system properties {@code jtrain.shm.blockingSpinMicros}, {@code jtrain.shm.spinMicros},
+ * {@code jtrain.shm.yieldMicros}.
  *
  * <p>Threading: one instance per waiting call; not shared.
  */
 final class Backoff {
-    static final int SPINS = 400;
-    static final int YIELDS = 40;
+    /** Spin of a caller blocked in a collective (see {@link WaitHint}) on a host with a core per rank. */
+    static final long BLOCKING_SPIN_NANOS = micros("jtrain.shm.blockingSpinMicros", 1000) * 1000;
+    /** Spin of a background communication thread, which shares the cores with compute threads. */
+    static final long DEDICATED_SPIN_NANOS = micros("jtrain.shm.spinMicros", 50) * 1000;
+    static final long OVERSUBSCRIBED_SPIN_NANOS = 1_000;
+    static final long YIELD_NANOS = micros("jtrain.shm.yieldMicros", 1000) * 1000;
     static final long MIN_PARK_NANOS = 5_000;
     static final long MAX_PARK_NANOS = 100_000;
 
-    private int idles;
+    private final long spinNanos;
+    private long start;
     private long parkNanos = MIN_PARK_NANOS;
 
+    /** @param oversubscribed more ranks on this host than cores, so spinning steals the peer's core */
+    Backoff(boolean oversubscribed) {
+        this.spinNanos = oversubscribed ? Math.min(OVERSUBSCRIBED_SPIN_NANOS, DEDICATED_SPIN_NANOS)
+                : WaitHint.isBlockingCaller() ? BLOCKING_SPIN_NANOS : DEDICATED_SPIN_NANOS;
+    }
+
     void reset() {
-        idles = 0;
+        start = 0;
         parkNanos = MIN_PARK_NANOS;
     }
 
     void idle() {
-        if (idles < SPINS) {
-            idles++;
+        if (start == 0) start = System.nanoTime();
+        long waited = System.nanoTime() - start;
+        if (waited < spinNanos) {
             Thread.onSpinWait();
-        } else if (idles < SPINS + YIELDS) {
-            idles++;
+        } else if (waited < spinNanos + YIELD_NANOS) {
             Thread.yield();
         } else {
             if (parkNanos == MIN_PARK_NANOS) TimerSlack.minimiseForCurrentThread();
             LockSupport.parkNanos(parkNanos);
             parkNanos = Math.min(MAX_PARK_NANOS, parkNanos * 2);
+        }
+    }
+
+    private static long micros(String property, long dflt) {
+        try {
+            return Long.parseLong(System.getProperty(property, Long.toString(dflt)));
+        } catch (NumberFormatException e) {
+            return dflt;
         }
     }
 }

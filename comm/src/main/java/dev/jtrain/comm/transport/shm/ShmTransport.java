@@ -41,6 +41,8 @@ public final class ShmTransport implements Transport {
     private final OutboundPipe[] outbound;
     private final SelfMailbox self = new SelfMailbox();
     private final AtomicInteger active = new AtomicInteger();
+    /** More ranks on this host than cores: waits must give the core away almost at once ({@link Backoff}). */
+    private final boolean oversubscribed;
     private volatile boolean closed;
 
     private ShmTransport(int rank, int size, long timeoutMs, Arena arena, ShmBootstrap.Rings rings, int capacity) {
@@ -54,6 +56,8 @@ public final class ShmTransport implements Transport {
             if (rings.inbound()[p] != null) inbound[p] = new InboundPipe(p, rings.inbound()[p], capacity);
             if (rings.outbound()[p] != null) outbound[p] = new OutboundPipe(p, rings.outbound()[p], capacity);
         }
+        int onHost = 1 + (int) Arrays.stream(inbound).filter(java.util.Objects::nonNull).count();
+        this.oversubscribed = onHost > Runtime.getRuntime().availableProcessors();
     }
 
     /** Connects this rank to every other rank of the group through shared memory (all must be on this host). */
@@ -192,7 +196,7 @@ public final class ShmTransport implements Transport {
         }
         boolean sending = false, sent = out == null;
         try {
-            Backoff backoff = new Backoff();
+            Backoff backoff = new Backoff(oversubscribed);
             while (true) {
                 long moved = 0, pushed = 0;
                 if (!sent && !sending && out.lock.tryLock()) {
