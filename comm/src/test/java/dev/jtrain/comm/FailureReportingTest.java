@@ -99,4 +99,39 @@ class FailureReportingTest {
             w1.waitFor();
         });
     }
+
+    /** An Error inside a collective (a missing class, an assertion) must fail its Work, not hang it until the timeout. */
+    @Test
+    @Timeout(30)
+    void anErrorInsideACollectiveFailsItsWorkAtOnceOnBothPaths() {
+        dev.jtrain.comm.transport.local.LocalTransport t = dev.jtrain.comm.transport.local.LocalTransport.createGroup(1, 600_000)[0];
+        dev.jtrain.comm.transport.Transport failing = new dev.jtrain.comm.transport.Transport() {
+            @Override public int rank() { return 0; }
+            @Override public int size() { return 2; } // a phantom peer: every collective talks to rank 1
+            @Override public long timeoutMs() { return 600_000; }
+            @Override public void send(int peer, int tag, MemorySegment src) { throw new AssertionError("boom in send"); }
+            @Override public void recv(int peer, int tag, MemorySegment dst) { throw new AssertionError("boom in recv"); }
+            @Override public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
+                throw new AssertionError("boom in sendRecv");
+            }
+            @Override public String linkKind(int peer) { return peer == 0 ? "self" : "local"; }
+            @Override public void close() { t.close(); }
+        };
+        ProcessGroupOptions o = ProcessGroupOptions.defaults().withTimeoutMs(600_000)
+                .withCostModel(dev.jtrain.comm.algo.CostModel.typicalSharedMemory(1 << 20));
+        try (ProcessGroup g = ProcessGroup.create(failing, o)) {
+            long t0 = System.nanoTime();
+            float[] a = new float[16];
+            assertThatThrownBy(() -> g.allReduce(a, 0, 16, ReduceOp.SUM)) // blocking: runs on the caller's thread
+                    .isInstanceOf(CommException.class).hasMessageContaining("allReduce #1").hasMessageContaining("boom");
+            Work w = g.barrierAsync(); // the group is broken now: fails fast, naming the first failure
+            assertThatThrownBy(w::waitFor).isInstanceOf(CommException.class).hasMessageContaining("boom");
+            assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(10_000);
+        }
+        try (ProcessGroup g = ProcessGroup.create(failing, o)) {
+            Work w = g.allReduceAsync(new float[16], 0, 16, ReduceOp.SUM); // async: on the communication thread
+            assertThatThrownBy(() -> w.waitFor(10_000)).isInstanceOf(CommException.class)
+                    .isNotInstanceOf(CommTimeoutException.class).hasMessageContaining("boom");
+        }
+    }
 }
