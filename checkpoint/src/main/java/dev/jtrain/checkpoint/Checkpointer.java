@@ -207,22 +207,31 @@ public final class Checkpointer implements AutoCloseable {
             long w1 = System.nanoTime();
             spans.span("ckpt write+fsync", w0, w1);
             List<RankReport> all;
-            String outcome = null;
+            String outcome = null, mixed = null;
             try {
                 if (group == null) {
                     all = List.of(report);
                 } else {
-                    List<byte[]> bytes = ByteExchange.gather(group, Json.bytes(report), 0);
+                    List<byte[]> bytes = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.REPORT, Json.bytes(report)), 0);
                     all = null;
                     if (bytes != null) {
-                        all = new ArrayList<>();
-                        for (byte[] b : bytes) all.add(Json.read(b, RankReport.class));
+                        mixed = SaveMessage.mixedPhases(bytes, SaveMessage.REPORT);
+                        if (mixed == null) {
+                            all = new ArrayList<>();
+                            for (byte[] b : bytes) all.add(Json.read(SaveMessage.body(b), RankReport.class));
+                        }
                     }
                 }
-                if (rank == 0) outcome = commit(all);
-                if (group != null)
-                    outcome = new String(ByteExchange.broadcast(group, (outcome == null ? "" : outcome).getBytes(
-                            java.nio.charset.StandardCharsets.UTF_8), 0), java.nio.charset.StandardCharsets.UTF_8);
+                if (rank == 0) outcome = mixed != null ? mixed : commit(all);
+                if (group != null) {
+                    byte[] verdict = ByteExchange.broadcast(group, mixed != null ? SaveMessage.wrap(SaveMessage.LAYOUT_MISMATCH, mixed)
+                            : SaveMessage.wrap(SaveMessage.OUTCOME, outcome == null ? "" : outcome), 0);
+                    outcome = SaveMessage.text(verdict);
+                    if (SaveMessage.kind(verdict) == SaveMessage.LAYOUT_MISMATCH) planner.invalidate();
+                    else if (SaveMessage.kind(verdict) != SaveMessage.OUTCOME)
+                        outcome = "rank " + rank + " got an unexpected answer from the coordinator (kind '" + (char) SaveMessage.kind(verdict)
+                                + "'); the ranks are out of step";
+                }
             } catch (dev.jtrain.comm.JTrainCommException e) {
                 // a rank died or hung before the commit: nothing was committed, 'latest' did not move
                 throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " not committed: lost the other ranks"

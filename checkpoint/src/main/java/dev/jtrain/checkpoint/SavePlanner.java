@@ -46,6 +46,12 @@ public final class SavePlanner {
     private GlobalPlan cachedPlan;
     private int hits, misses;
 
+    /** Forgets the cached plan: the next save replans (collectively). */
+    public void invalidate() {
+        cachedLocal = null;
+        cachedPlan = null;
+    }
+
     /** Collective over {@code group} on a miss (null group: one process). */
     public Result plan(LocalPlan local, ProcessGroup group) {
         long t0 = System.nanoTime();
@@ -58,20 +64,31 @@ public final class SavePlanner {
         if (group == null) {
             plan = merge(List.of(local));
         } else {
-            List<byte[]> all = ByteExchange.gather(group, Json.bytes(local), 0);
+            List<byte[]> all = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.PLAN, Json.bytes(local)), 0);
             byte[] reply = null;
             if (group.rank() == 0) {
-                Reply r;
-                try {
-                    List<LocalPlan> locals = new ArrayList<>();
-                    for (byte[] b : all) locals.add(Json.read(b, LocalPlan.class));
-                    r = new Reply(merge(locals), null);
-                } catch (RuntimeException e) {
-                    r = new Reply(null, e.getMessage());
+                String mixed = SaveMessage.mixedPhases(all, SaveMessage.PLAN);
+                if (mixed != null) {
+                    // the others are committing a save under their cached plan: answer them as a commit would
+                    reply = SaveMessage.wrap(SaveMessage.LAYOUT_MISMATCH, mixed);
+                } else {
+                    Reply r;
+                    try {
+                        List<LocalPlan> locals = new ArrayList<>();
+                        for (byte[] b : all) locals.add(Json.read(SaveMessage.body(b), LocalPlan.class));
+                        r = new Reply(merge(locals), null);
+                    } catch (RuntimeException e) {
+                        r = new Reply(null, e.getMessage());
+                    }
+                    reply = SaveMessage.wrap(SaveMessage.PLAN_REPLY, Json.bytes(r));
                 }
-                reply = Json.bytes(r);
             }
-            Reply r = Json.read(ByteExchange.broadcast(group, reply, 0), Reply.class);
+            byte[] answer = ByteExchange.broadcast(group, reply, 0);
+            if (SaveMessage.kind(answer) != SaveMessage.PLAN_REPLY) {
+                invalidate();
+                throw new CheckpointException("rank " + group.rank() + ": save not committed: " + SaveMessage.text(answer));
+            }
+            Reply r = Json.read(SaveMessage.body(answer), Reply.class);
             if (r.error() != null) throw new CheckpointException("save planning failed on the coordinator (rank 0): " + r.error());
             plan = r.plan();
         }

@@ -4,6 +4,7 @@ import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -136,6 +137,42 @@ class DistributedCheckpointTest {
             }
         });
         for (boolean[] h : hits) assertThat(h).containsExactly(false, true, false);
+    }
+
+    /**
+     * A layout change on some ranks only makes only those miss the plan cache: they plan while the others commit.
+     * Every rank must fail that save at once with a message naming who changed, and the next save must replan on
+     * every rank and commit.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1})
+    @Timeout(60)
+    void aLayoutChangeOnOneRankOnlyFailsThatSaveClearlyOnEveryRankAndTheNextSaveReplans(int changer) throws Exception {
+        List<String> outcomes = LocalRanks.run(2, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                ArrayState s = layout(rank, 2).fill(1);
+                c.save(root, Map.of("state", s), SaveOptions.at(1)).join();
+                ArrayState mine = rank == changer ? layout(rank, 2).whole("p.d", true, 11).fill(2) : layout(rank, 2).fill(2);
+                long t0 = System.nanoTime();
+                String seen;
+                try {
+                    c.save(root, Map.of("state", mine), SaveOptions.at(2)).join();
+                    seen = "committed";
+                } catch (CheckpointException | java.util.concurrent.CompletionException e) {
+                    seen = e instanceof java.util.concurrent.CompletionException ? e.getCause().getMessage() : e.getMessage();
+                }
+                assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(20_000); // no waiting for a comm timeout
+                ArrayState same = layout(rank, 2).whole("p.d", true, 11).fill(3);
+                SaveReport third = c.save(root, Map.of("state", same), SaveOptions.at(3)).join();
+                assertThat(third.planCacheHit()).isFalse();
+                return seen;
+            }
+        });
+        for (String o : outcomes)
+            assertThat(o).contains("not committed").contains("changed on rank(s) [" + changer + "]")
+                    .contains("not on rank(s) [" + (1 - changer) + "]");
+        assertThat(CheckpointDirectory.isCommitted(root.resolve("step-000002"))).isFalse();
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000003"));
     }
 
     @Test

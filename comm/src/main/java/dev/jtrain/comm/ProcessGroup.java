@@ -344,17 +344,17 @@ public final class ProcessGroup implements AutoCloseable {
     /** Receives exactly {@code dst.byteSize()} bytes from group rank {@code src} with {@code tag}. */
     public Work irecv(MemorySegment dst, int src, int tag) { return p2p.irecv(dst, src, tag); }
 
-    public void send(MemorySegment src, int dst, int tag) { isend(src, dst, tag).waitFor(); }
+    public void send(MemorySegment src, int dst, int tag) { p2p.sendBlocking(src, dst, tag); }
 
-    public void recv(MemorySegment dst, int src, int tag) { irecv(dst, src, tag).waitFor(); }
+    public void recv(MemorySegment dst, int src, int tag) { p2p.recvBlocking(dst, src, tag); }
 
     public Work isend(float[] a, int offset, int count, int dst, int tag) { return isend(floats(a, offset, count), dst, tag); }
 
     public Work irecv(float[] a, int offset, int count, int src, int tag) { return irecv(floats(a, offset, count), src, tag); }
 
-    public void send(float[] a, int offset, int count, int dst, int tag) { isend(a, offset, count, dst, tag).waitFor(); }
+    public void send(float[] a, int offset, int count, int dst, int tag) { send(floats(a, offset, count), dst, tag); }
 
-    public void recv(float[] a, int offset, int count, int src, int tag) { irecv(a, offset, count, src, tag).waitFor(); }
+    public void recv(float[] a, int offset, int count, int src, int tag) { recv(floats(a, offset, count), src, tag); }
 
     // ---------------------------------------------------------------- sub-groups
 

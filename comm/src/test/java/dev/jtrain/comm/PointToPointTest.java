@@ -46,4 +46,39 @@ class PointToPointTest {
             assertThat(a[0]).isEqualTo(2f);
         });
     }
+
+    /** Blocking forms run on the caller's thread, yet must not overtake async operations queued on the same stream. */
+    @Test
+    @Timeout(30)
+    void blockingAndAsyncOperationsOnOneStreamKeepIssueOrder() throws Exception {
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            int n = 50_000; // big enough that the async sends are still running when the blocking one is issued
+            if (g.rank() == 0) {
+                List<Work> pending = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    float[] m = new float[n];
+                    java.util.Arrays.fill(m, i);
+                    pending.add(g.isend(m, 0, n, 1, 3));
+                }
+                float[] last = new float[n];
+                java.util.Arrays.fill(last, 4);
+                g.send(last, 0, n, 1, 3);
+                for (Work w : pending) w.waitFor();
+                float[] echo = new float[1];
+                g.recv(echo, 0, 1, 1, 4); // blocking receive with nothing queued: the inline path
+                assertThat(echo[0]).isEqualTo(10f);
+            } else {
+                float sum = 0;
+                for (int i = 0; i < 5; i++) {
+                    float[] m = new float[n];
+                    if (i % 2 == 0) g.recv(m, 0, n, 0, 3);
+                    else g.irecv(m, 0, n, 0, 3).waitFor();
+                    assertThat(m[0]).isEqualTo(i);
+                    assertThat(m[n - 1]).isEqualTo(i);
+                    sum += m[0];
+                }
+                g.send(new float[] {sum}, 0, 1, 0, 4);
+            }
+        });
+    }
 }
