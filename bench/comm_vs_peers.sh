@@ -72,8 +72,8 @@ if [ -z "${SKIP_TCP:-}" ]; then
 fi
 
 # ---- summary: jtrain rows are "bytes count algo time_us algbw busbw ..."; peers print "allreduce 64MiB med_ms algbw busbw"
-jt() { awk -v b="$2" -v col="$3" '$1==b {print $col}' "$OUT/$1" 2>/dev/null; }
-peer() { awk -v s="$2" -v col="$3" '$2==s {print $col}' "$OUT/$1" 2>/dev/null; }
+jt() { awk -v b="$2" -v col="$3" '$1==b {print $col}' "$OUT/$1" 2>/dev/null || true; }  # a skipped tool leaves no file
+peer() { awk -v s="$2" -v col="$3" '$2==s {print $col}' "$OUT/$1" 2>/dev/null || true; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 echo; echo "=== summary (same run) ==="
 printf "%-34s %12s %12s %12s %8s %8s\n" "metric" "jtrain" "OpenMPI" "gloo" "vs MPI" "vs gloo"
