@@ -215,7 +215,7 @@ public final class Checkpointer implements AutoCloseable {
                     List<byte[]> bytes = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.REPORT, Json.bytes(report)), 0);
                     all = null;
                     if (bytes != null) {
-                        mixed = SaveMessage.mixedPhases(bytes, SaveMessage.REPORT);
+                        mixed = SaveMessage.mixedPhases(bytes);
                         if (mixed == null) {
                             all = new ArrayList<>();
                             for (byte[] b : bytes) all.add(Json.read(SaveMessage.body(b), RankReport.class));

@@ -1,7 +1,9 @@
 package dev.jtrain.checkpoint;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The messages of the save protocol, each prefixed with one byte naming its kind, so that a rank that is in a
@@ -44,12 +46,13 @@ final class SaveMessage {
     static String text(byte[] message) { return new String(body(message), StandardCharsets.UTF_8); }
 
     /**
-     * The coordinator's complaint when the gathered kinds are not all {@code expected}, else null.
+     * The coordinator's complaint when the gathered messages mix PLAN and REPORT (ranks in different phases) or
+     * one has an unknown kind, else null.
      *
      * @param messages every rank's message, by rank
      */
-    static String mixedPhases(java.util.List<byte[]> messages, byte expected) {
-        java.util.List<Integer> replanned = new java.util.ArrayList<>(), cached = new java.util.ArrayList<>();
+    static String mixedPhases(List<byte[]> messages) {
+        List<Integer> replanned = new ArrayList<>(), cached = new ArrayList<>();
         for (int r = 0; r < messages.size(); r++) {
             byte k = kind(messages.get(r));
             if (k == PLAN) replanned.add(r);

@@ -67,7 +67,7 @@ public final class SavePlanner {
             List<byte[]> all = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.PLAN, Json.bytes(local)), 0);
             byte[] reply = null;
             if (group.rank() == 0) {
-                String mixed = SaveMessage.mixedPhases(all, SaveMessage.PLAN);
+                String mixed = SaveMessage.mixedPhases(all);
                 if (mixed != null) {
                     // the others are committing a save under their cached plan: answer them as a commit would
                     reply = SaveMessage.wrap(SaveMessage.LAYOUT_MISMATCH, mixed);

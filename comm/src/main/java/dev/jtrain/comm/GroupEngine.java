@@ -114,13 +114,11 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         try {
             if (outstanding.get() != 0) return null;
             outstanding.incrementAndGet();
-            WaitHint.setBlockingCaller();
             try {
                 CommWork w = new CommWork(description, thread);
-                execute(w, d, guard, body, true);
+                WaitHint.asBlockingCaller(() -> execute(w, d, guard, body, true));
                 return w;
             } finally {
-                WaitHint.clearBlockingCaller();
                 outstanding.decrementAndGet();
             }
         } finally {

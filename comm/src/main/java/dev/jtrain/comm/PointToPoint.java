@@ -82,11 +82,9 @@ final class PointToPoint {
         CompletableFuture<Void> done = new CompletableFuture<>();
         CompletableFuture<Void> prev = tails.put(key, done);
         if (inline && prev == null) {
-            WaitHint.setBlockingCaller();
             try {
-                engine.runOn(w, body);
+                WaitHint.asBlockingCaller(() -> engine.runOn(w, body));
             } finally {
-                WaitHint.clearBlockingCaller();
                 done.complete(null);
                 tails.remove(key, done);
             }

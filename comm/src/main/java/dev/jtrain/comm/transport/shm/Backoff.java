@@ -28,7 +28,7 @@ final class Backoff {
     /** Spin of a caller blocked in a collective (see {@link WaitHint}) on a host with a core per rank. */
     static final long BLOCKING_SPIN_NANOS = micros("jtrain.shm.blockingSpinMicros", 1000) * 1000;
     /** Spin of a background communication thread, which shares the cores with compute threads. */
-    static final long DEDICATED_SPIN_NANOS = micros("jtrain.shm.spinMicros", 50) * 1000;
+    static final long BACKGROUND_SPIN_NANOS = micros("jtrain.shm.spinMicros", 50) * 1000;
     static final long OVERSUBSCRIBED_SPIN_NANOS = 1_000;
     static final long YIELD_NANOS = micros("jtrain.shm.yieldMicros", 1000) * 1000;
     static final long MIN_PARK_NANOS = 5_000;
@@ -40,8 +40,8 @@ final class Backoff {
 
     /** @param oversubscribed more ranks on this host than cores, so spinning steals the peer's core */
     Backoff(boolean oversubscribed) {
-        this.spinNanos = oversubscribed ? Math.min(OVERSUBSCRIBED_SPIN_NANOS, DEDICATED_SPIN_NANOS)
-                : WaitHint.isBlockingCaller() ? BLOCKING_SPIN_NANOS : DEDICATED_SPIN_NANOS;
+        this.spinNanos = oversubscribed ? Math.min(OVERSUBSCRIBED_SPIN_NANOS, BACKGROUND_SPIN_NANOS)
+                : WaitHint.isBlockingCaller() ? BLOCKING_SPIN_NANOS : BACKGROUND_SPIN_NANOS;
     }
 
     void reset() {
@@ -50,8 +50,9 @@ final class Backoff {
     }
 
     void idle() {
-        if (start == 0) start = System.nanoTime();
-        long waited = System.nanoTime() - start;
+        long now = System.nanoTime();
+        if (start == 0) start = now;
+        long waited = now - start;
         if (waited < spinNanos) {
             Thread.onSpinWait();
         } else if (waited < spinNanos + YIELD_NANOS) {
