@@ -122,12 +122,18 @@ public final class CommBenchmark {
      * (C and Python peers have no such phase). So each size first runs {@code op} untimed for about
      * {@link #WARMUP_NANOS_PER_SIZE} ({@link #FIRST_WARMUP_NANOS} for the first), as JMH's time-based warm-up does: in rounds of doubling length, after each
      * of which the ranks agree on the slowest rank's elapsed time (an all-reduce MAX), so all run the same count.
+     * Every other call is preceded by a barrier, as in the timed loop: otherwise the barrier's own path is still
+     * interpreted when timing starts, ranks leave it out of step, and the first size's median came out 5-10x too high
+     * at 4 ranks on 2 cores (130-240 us where the same size measured later gave 20-40 us).
      */
     private static void warmUpFor(ProcessGroup g, Runnable op, Arena arena, long warmupNanos) {
         MemorySegment t = arena.allocate(8, 8);
         long start = System.nanoTime();
         for (int round = 1; ; round = Math.min(round * 2, 4096)) {
-            for (int i = 0; i < round; i++) op.run();
+            for (int i = 0; i < round; i++) {
+                if ((i & 1) == 0) g.barrier();
+                op.run();
+            }
             t.set(ValueLayout.JAVA_LONG, 0, System.nanoTime() - start);
             g.allReduce(t, 1, DType.INT64, ReduceOp.MAX);
             if (t.get(ValueLayout.JAVA_LONG, 0) >= warmupNanos) return;
