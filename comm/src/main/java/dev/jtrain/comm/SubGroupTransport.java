@@ -1,5 +1,6 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -33,6 +34,14 @@ final class SubGroupTransport implements Transport {
     public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
         parent.sendRecv(members[to], src, members[from], dst, tag);
     }
+
+    @Override
+    public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        parent.sendRecvCombine(to < 0 ? -1 : members[to], src, members[from], acc, tag, combiner);
+    }
+
+    @Override
+    public boolean combinesOnArrival(int to, int from) { return parent.combinesOnArrival(to < 0 ? -1 : members[to], members[from]); }
 
     @Override public String linkKind(int peer) { return parent.linkKind(members[peer]); }
 

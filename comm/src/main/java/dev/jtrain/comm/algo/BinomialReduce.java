@@ -55,10 +55,7 @@ public final class BinomialReduce implements ReduceAlgorithm {
                 }
                 for (long off = 0; off < count; off += chunk) {
                     long n = Math.min(chunk, count - off);
-                    MemorySegment got = c.elems(in, 0, n);
-                    c.recv(child, got);
-                    MemorySegment a = c.elems(acc, off, n);
-                    c.reduce(a, a, got, n);
+                    c.recvReduce(0, child, c.elems(acc, off, n), in);
                 }
             }
         }

@@ -2,6 +2,7 @@ package dev.jtrain.comm.algo;
 
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -24,7 +25,15 @@ public final class CollectiveContext {
     private final ScratchPool scratch;
     private final long chunkBytes;
     private final ScratchPool staging;
+    private final Combiner combiner;
     private volatile int lastPeer = -1;
+
+    /**
+     * Off switch for {@link #sendRecvReduce}'s fused path ({@code -Djtrain.comm.fusedReduce=false}), for measuring
+     * what it buys; the results are bitwise the same either way (same operands, same order). Read per call (a
+     * property lookup is nanoseconds next to a transfer), so an A/B harness can flip it between rounds in one run.
+     */
+    static boolean fusedReduce() { return !"false".equals(System.getProperty("jtrain.comm.fusedReduce")); }
 
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
         this(transport, tagBase, dtype, op, scratch, chunkBytes, new ScratchPool());
@@ -44,6 +53,13 @@ public final class CollectiveContext {
         this.scratch = scratch;
         this.chunkBytes = chunkBytes;
         this.staging = staging;
+        this.combiner = new Combiner() {
+            @Override public int elementBytes() { return dtype.byteSize(); }
+
+            @Override public void combine(MemorySegment acc, MemorySegment in, long elements) {
+                ReduceKernels.apply(dtype, op, acc, acc, in, elements);
+            }
+        };
     }
 
     /**
@@ -117,6 +133,43 @@ public final class CollectiveContext {
             transport.sendRecv(to, outbound(to, src), from, target, tag(0));
             if (target != dst) dst.copyFrom(target);
         }
+    }
+
+    /**
+     * Sends {@code src} to {@code to} while receiving a block from {@code from} that is reduced into {@code acc}
+     * ({@code acc = acc (op) received}): one step of a reduce-scatter. Where the link can fold bytes in as they
+     * arrive ({@link Transport#combinesOnArrival}) the received block never touches memory on its own; otherwise
+     * it lands in {@code scratch} (at least {@code acc}'s size) and is reduced after. Either side may be empty.
+     */
+    public void sendRecvReduce(int to, MemorySegment src, int from, MemorySegment acc, MemorySegment scratch) {
+        long n = acc.byteSize();
+        if (n == 0) {
+            send(to, src);
+            return;
+        }
+        int target = src.byteSize() == 0 ? -1 : to;
+        if (fusedReduce() && transport.combinesOnArrival(target, from)) {
+            lastPeer = from;
+            transport.sendRecvCombine(target, target < 0 ? src : outbound(to, src), from, acc, tag(0), combiner);
+            return;
+        }
+        MemorySegment in = scratch.asSlice(0, n);
+        sendRecv(to, src, from, in);
+        reduce(acc, acc, in, n / dtype.byteSize());
+    }
+
+    /** Receives a block from {@code from} on {@code channel} and reduces it into {@code acc}, fused where the link can. */
+    public void recvReduce(int channel, int from, MemorySegment acc, MemorySegment scratch) {
+        long n = acc.byteSize();
+        if (n == 0) return;
+        if (fusedReduce() && transport.combinesOnArrival(-1, from)) {
+            lastPeer = from;
+            transport.sendRecvCombine(-1, MemorySegment.NULL, from, acc, tag(channel), combiner);
+            return;
+        }
+        MemorySegment in = scratch.asSlice(0, n);
+        recv(channel, from, in);
+        reduce(acc, acc, in, n / dtype.byteSize());
     }
 
     /** Sends {@code src} as consecutive messages of at most {@link #chunkBytes()}; pairs with {@link #recvChunked}. */

@@ -47,12 +47,9 @@ public final class DoubleBinaryTreeAllReduce implements AllReduceAlgorithm {
                 long off = j * chunk, n = RingAllReduce.clamp(len[t] - off, chunk);
                 if (n == 0) continue;
                 MemorySegment mine = c.elems(buf, start[t] + off, n);
-                MemorySegment got = c.elems(in, 0, n);
                 for (int ci = 1; ci <= 2; ci++) {
                     int child = nodes[t][ci];
-                    if (child < 0) continue;
-                    c.recv(t, child, got);
-                    c.reduce(mine, mine, got, n);
+                    if (child >= 0) c.recvReduce(t, child, mine, in);
                 }
                 if (nodes[t][0] >= 0) c.send(t, nodes[t][0], mine);
             }

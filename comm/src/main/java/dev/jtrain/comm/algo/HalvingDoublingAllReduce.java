@@ -80,10 +80,7 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
                                          MemorySegment scratch, long chunk) {
         for (long off = 0; off < len; off += chunk) {
             long n = Math.min(chunk, len - off);
-            MemorySegment in = c.elems(scratch, 0, n);
-            c.recv(peer, in);
-            MemorySegment acc = c.elems(buf, start + off, n);
-            c.reduce(acc, acc, in, n);
+            c.recvReduce(0, peer, c.elems(buf, start + off, n), scratch);
         }
     }
 
@@ -92,10 +89,8 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
                                   long keepStart, long keepLen, MemorySegment scratch, long chunk) {
         for (long off = 0; off < Math.max(sendLen, keepLen); off += chunk) {
             long sn = RingAllReduce.clamp(sendLen - off, chunk), kn = RingAllReduce.clamp(keepLen - off, chunk);
-            MemorySegment in = c.elems(scratch, 0, kn);
-            c.sendRecv(peer, c.elems(buf, sendStart + Math.min(off, sendLen), sn), peer, in);
-            MemorySegment acc = c.elems(buf, keepStart + Math.min(off, keepLen), kn);
-            c.reduce(acc, acc, in, kn);
+            c.sendRecvReduce(peer, c.elems(buf, sendStart + Math.min(off, sendLen), sn), peer,
+                    c.elems(buf, keepStart + Math.min(off, keepLen), kn), scratch);
         }
     }
 }

@@ -11,7 +11,8 @@ import static dev.jtrain.comm.algo.CollectiveContext.blockStart;
  *
  * <p>Steps for rank r with right neighbour r+1 and left r-1 (blocks of n/p bytes, cut into chunks):
  * <pre>
- *   reduce-scatter, s = 0..p-2: send block (r-s), receive block (r-s-1) into scratch, reduce into buf
+ *   reduce-scatter, s = 0..p-2: send block (r-s), receive block (r-s-1) and reduce it into buf
+ *                               (as it arrives where the transport can, see CollectiveContext.sendRecvReduce)
  *   all-gather,     s = 0..p-2: send block (r+1-s), receive block (r-s) straight into buf
  * </pre>
  * Every step is a simultaneous send-right/receive-left, so each link carries traffic in both directions at once and
@@ -44,10 +45,8 @@ public final class RingAllReduce implements AllReduceAlgorithm {
             long recvStart = blockStart(count, p, recvBlock), recvLen = blockLength(count, p, recvBlock);
             for (long off = 0; off < Math.max(sendLen, recvLen); off += chunk) {
                 long sn = clamp(sendLen - off, chunk), rn = clamp(recvLen - off, chunk);
-                MemorySegment in = c.elems(scratch, 0, rn);
-                c.sendRecv(right, c.elems(buf, sendStart + Math.min(off, sendLen), sn), left, in);
                 MemorySegment acc = c.elems(buf, recvStart + Math.min(off, recvLen), rn);
-                c.reduce(acc, acc, in, rn);
+                c.sendRecvReduce(right, c.elems(buf, sendStart + Math.min(off, sendLen), sn), left, acc, scratch);
             }
         }
         for (int s = 0; s < p - 1; s++) {

@@ -49,6 +49,18 @@ public final class HybridTransport implements Transport {
         }
     }
 
+    @Override
+    public void sendRecvCombine(int to, java.lang.foreign.MemorySegment src, int from, java.lang.foreign.MemorySegment acc, int tag,
+                                Combiner combiner) {
+        if (to < 0 || via(to) == via(from)) via(from).sendRecvCombine(to, src, from, acc, tag, combiner);
+        else Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner); // mixed links: sendRecv's ordering
+    }
+
+    @Override
+    public boolean combinesOnArrival(int to, int from) {
+        return (to < 0 || via(to) == via(from)) && via(from).combinesOnArrival(to, from);
+    }
+
     @Override public String linkKind(int peer) { return via(peer).linkKind(peer); }
 
     @Override

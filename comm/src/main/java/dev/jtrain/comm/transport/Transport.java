@@ -39,6 +39,27 @@ public interface Transport extends AutoCloseable {
     /** Sends {@code src} to {@code to} and receives {@code dst} from {@code from} concurrently. */
     void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag);
 
+    /**
+     * Like {@link #sendRecv}, but the message from {@code from} (exactly {@code acc.byteSize()} bytes, whole elements)
+     * is folded into {@code acc} with {@code combiner} instead of overwriting it. {@code to < 0} only receives.
+     * {@code acc} must not overlap {@code src}.
+     *
+     * <p>This default lands the message in a temporary first; transports that return true from
+     * {@link #combinesOnArrival} override it to combine while the bytes stream in (no second pass over memory).
+     */
+    default void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        MemorySegment in = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, acc.byteSize()), 64).asSlice(0, acc.byteSize());
+        if (to < 0) recv(from, tag, in);
+        else sendRecv(to, src, from, in, tag);
+        combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
+    }
+
+    /**
+     * Whether {@link #sendRecvCombine} with these peers combines as bytes arrive. When false, callers with scratch
+     * of their own (collective algorithms) do better receiving into it and reducing themselves.
+     */
+    default boolean combinesOnArrival(int to, int from) { return false; }
+
     /** The kind of link to {@code peer}: {@code "self"}, {@code "shm"}, {@code "tcp"} or {@code "local"}. */
     String linkKind(int peer);
 

@@ -152,6 +152,97 @@ public abstract class TransportContractTest {
         }
     }
 
+    /** acc = 3·acc + in: not commutative, so folding the wrong way round, twice, or not at all shows. */
+    private static final Combiner TRIPLE_PLUS = new Combiner() {
+        @Override public int elementBytes() { return 4; }
+
+        @Override public void combine(MemorySegment acc, MemorySegment in, long elements) {
+            for (long i = 0; i < elements; i++) {
+                acc.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, 3f * acc.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i)
+                        + in.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i));
+            }
+        }
+    };
+
+    private static float[] floats(int n, long seed) {
+        Random r = new Random(seed);
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) f[i] = r.nextFloat() - 0.5f;
+        return f;
+    }
+
+    private static void assertFolded(float[] acc, float[] before, float[] in) {
+        float[] want = new float[before.length];
+        for (int i = 0; i < want.length; i++) want[i] = 3f * before[i] + in[i];
+        assertThat(java.util.Arrays.mismatch(acc, want)).as("first wrongly folded float (of %d)", want.length).isEqualTo(-1);
+    }
+
+    /** Around a ring of 3, each rank folds its left neighbour's floats into its own buffer while sending right. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 1029, 3 * 1024 * 1024 + 3})
+    void sendRecvCombineFoldsTheIncomingMessageIntoTheBuffer(int n) throws Exception {
+        Transport[] t = createGroup(3, 20_000);
+        try {
+            onEveryRank(3, r -> {
+                int right = (r + 1) % 3, left = (r + 2) % 3;
+                if (t[r].linkKind(right).equals(t[r].linkKind(left))) { // a mixed pair (hybrid) takes the default
+                    assertThat(t[r].combinesOnArrival(right, left)).as("folds on arrival (else algorithms use scratch)").isTrue();
+                }
+                for (int round = 0; round < 2; round++) { // a link's second combine reuses its staging
+                    float[] acc = floats(n, seed + 10 + r + round), before = acc.clone();
+                    MemorySegment accSeg = Arena.ofAuto().allocate(4L * n, 64);
+                    MemorySegment.copy(acc, 0, accSeg, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, n);
+                    t[r].sendRecvCombine(right, MemorySegment.ofArray(floats(n, seed + r + round)), left, accSeg, 21, TRIPLE_PLUS);
+                    assertFolded(accSeg.toArray(ValueLayout.JAVA_FLOAT), before, floats(n, seed + left + round));
+                }
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    /**
+     * A 3-byte message first shifts every later byte in a shared-memory ring off the 4-byte grid, so a float of the
+     * big message straddles each wrap-around; a receive-only combine (to = -1) into a heap array must still fold
+     * every float once.
+     */
+    @Test
+    void combineAfterAnOddLengthMessageFoldsFloatsCutByTheRingsWrapAround() throws Exception {
+        int n = 5 * 1024 * 1024 + 1; // 20 MiB: wraps any ring several times
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            float[] in = floats(n, seed), acc = floats(n, seed + 1), before = acc.clone();
+            onEveryRank(2, r -> {
+                if (r == 0) {
+                    t[0].send(1, 2, random(3, seed));
+                    t[0].send(1, 2, MemorySegment.ofArray(in));
+                } else {
+                    t[1].recv(0, 2, Arena.ofAuto().allocate(3));
+                    t[1].sendRecvCombine(-1, MemorySegment.NULL, 0, MemorySegment.ofArray(acc), 2, TRIPLE_PLUS);
+                }
+            });
+            assertFolded(acc, before, in);
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    /** The message is complete before the combine is posted (buffered, or waiting in the link): still folded once. */
+    @Test
+    void combineOfAMessageThatArrivedBeforeItsReceiveFoldsItOnce() throws Exception {
+        int n = 4_000; // 16 KB: fits a test ring, so the sender does not wait for the receive
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            float[] in = floats(n, seed), acc = floats(n, seed + 1), before = acc.clone();
+            t[0].send(1, 6, MemorySegment.ofArray(in));
+            sleep(300); // past the TCP reader's wait for a late receive: the message gets buffered
+            t[1].sendRecvCombine(-1, MemorySegment.NULL, 0, MemorySegment.ofArray(acc), 6, TRIPLE_PLUS);
+            assertFolded(acc, before, in);
+        } finally {
+            closeAll(t);
+        }
+    }
+
     @Test
     void tagsMatchIndependentlyAndInOrderAndSelfSendCopies() throws Exception {
         Transport[] t = createGroup(2, 10_000);

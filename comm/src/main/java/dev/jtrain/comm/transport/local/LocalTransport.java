@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.local;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -58,14 +59,29 @@ public final class LocalTransport implements Transport {
 
     @Override
     public void recv(int peer, int tag, MemorySegment dst) {
-        checkPeer(peer, "recv", tag);
+        byte[] msg = take(peer, tag, dst.byteSize(), "recv");
+        MemorySegment.copy(MemorySegment.ofArray(msg), 0, dst, 0, msg.length);
+    }
+
+    /** Folds the delivered copy straight into {@code acc}: the in-process twin of the transports' fused receive. */
+    @Override
+    public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        if (to >= 0) send(to, tag, src);
+        byte[] msg = take(from, tag, acc.byteSize(), "sendRecvCombine");
+        combiner.combine(acc, MemorySegment.ofArray(msg), msg.length / combiner.elementBytes());
+    }
+
+    @Override public boolean combinesOnArrival(int to, int from) { return true; }
+
+    private byte[] take(int peer, int tag, long expected, String op) {
+        checkPeer(peer, op, tag);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(group.timeoutMs);
         byte[] msg = group.boxes[peer][rank].take(tag, deadline, this, peer);
-        if (msg.length != dst.byteSize()) {
-            throw new CommException(where("recv", peer, tag) + ": length mismatch, expected " + dst.byteSize()
+        if (msg.length != expected) {
+            throw new CommException(where(op, peer, tag) + ": length mismatch, expected " + expected
                     + " bytes but rank " + peer + " sent " + msg.length + "; the two ranks issued different operations");
         }
-        MemorySegment.copy(MemorySegment.ofArray(msg), 0, dst, 0, msg.length);
+        return msg;
     }
 
     @Override

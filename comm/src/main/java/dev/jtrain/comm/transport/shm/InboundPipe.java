@@ -1,6 +1,7 @@
 package dev.jtrain.comm.transport.shm;
 
 import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.transport.Combiner;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,12 +28,14 @@ final class InboundPipe {
     static final class Recv {
         final MemorySegment dst;
         final int tag;
+        final Combiner combiner; // null: the message overwrites dst; else it is folded into dst
         volatile int state = POSTED;
         volatile CommException error;
 
-        Recv(MemorySegment dst, int tag) {
+        Recv(MemorySegment dst, int tag, Combiner combiner) {
             this.dst = dst;
             this.tag = tag;
+            this.combiner = combiner;
         }
     }
 
@@ -44,6 +47,7 @@ final class InboundPipe {
     private final Map<Integer, ArrayDeque<Recv>> posted = new HashMap<>();
     private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
     private final MemorySegment header = MemorySegment.ofArray(new byte[FRAME_HEADER_LENGTH]);
+    private final MemorySegment straddle = MemorySegment.ofArray(new long[1]); // an element cut by the wrap-around
     private long head;
     private int headerFill;
     private int msgTag;
@@ -62,20 +66,30 @@ final class InboundPipe {
         this.head = (long) LONG.getAcquire(ring, HEAD_OFFSET);
     }
 
-    /** Posts a receive; if its message is already buffered it completes at once (length mismatch throws). */
-    Recv post(int tag, MemorySegment dst) {
-        Recv r = new Recv(dst, tag);
+    /**
+     * Posts a receive; if its message is already buffered it completes at once (length mismatch throws).
+     *
+     * @param combiner null to overwrite {@code dst} with the message, else folds the message into it
+     */
+    Recv post(int tag, MemorySegment dst, Combiner combiner) {
+        Recv r = new Recv(dst, tag, combiner);
         ArrayDeque<MemorySegment> q = unexpected.get(tag);
         MemorySegment early = q == null ? null : q.pollFirst();
         if (early != null) {
             if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
-            MemorySegment.copy(early, 0, dst, 0, early.byteSize());
+            deliver(early, r);
             r.state = DONE;
             return r;
         }
         if (failure != null) throw new CommException(failure.getMessage(), failure);
         posted.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(r);
         return r;
+    }
+
+    /** A message buffered before its receive was posted: copied into, or folded into, the receive's buffer. */
+    private static void deliver(MemorySegment msg, Recv r) {
+        if (r.combiner == null) MemorySegment.copy(msg, 0, r.dst, 0, msg.byteSize());
+        else r.combiner.combine(r.dst, msg, msg.byteSize() / r.combiner.elementBytes());
     }
 
     private CommException mismatch(long expected, long sent) {
@@ -104,7 +118,14 @@ final class InboundPipe {
                 if (headerFill == FRAME_HEADER_LENGTH) startMessage();
             } else {
                 n = Math.min(Math.min(msgLength - msgDone, avail), budget - moved);
-                if (msgDst != null) RingCopy.out(data, head, msgDst, msgDone, n);
+                Combiner c = msgDst != null && msgRecv != null ? msgRecv.combiner : null;
+                if (c != null) {
+                    n -= n % c.elementBytes(); // whole elements only; the rest of one is still being written
+                    if (n == 0) break;
+                    RingCopy.combineOut(data, head, msgDst, msgDone, n, c, straddle);
+                } else if (msgDst != null) {
+                    RingCopy.out(data, head, msgDst, msgDone, n);
+                }
                 msgDone += n;
             }
             head += n;
@@ -160,7 +181,7 @@ final class InboundPipe {
                 late.error = mismatch(late.dst.byteSize(), msgLength);
                 late.state = FAILED;
             } else {
-                MemorySegment.copy(msgDst, 0, late.dst, 0, msgLength);
+                deliver(msgDst, late);
                 late.state = DONE;
             }
         }
@@ -186,8 +207,11 @@ final class InboundPipe {
     }
 
     /** Null while the sending peer looks alive (or still has bytes for us), else why it is considered gone. */
-    String peerGone(long nowNanos) {
-        String why = liveness.check(nowNanos);
+    String peerGone(long nowNanos) { return peerGone(nowNanos, false); }
+
+    /** @param now check the PID at once rather than at the next 50 ms slot */
+    String peerGone(long nowNanos, boolean now) {
+        String why = now ? liveness.checkNow(nowNanos) : liveness.check(nowNanos);
         if (why == null) return null;
         long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
         return tail - head > 0 ? null : why; // drain what it sent before going

@@ -16,6 +16,8 @@ final class PeerLiveness {
     static final long CHECK_INTERVAL_NANOS = 50_000_000;
     private static final long OWN_PID = ProcessHandle.current().pid();
 
+    static final String CLOSED = "closed its transport";
+
     private final MemorySegment ring;
     private final long closedFlagOffset;
     private final long pidOffset;
@@ -29,12 +31,18 @@ final class PeerLiveness {
 
     /** Returns null while the peer looks alive, else why it is considered gone. */
     String check(long nowNanos) {
-        if ((int) INT.getAcquire(ring, closedFlagOffset) != 0) return "closed its transport";
+        if ((int) INT.getAcquire(ring, closedFlagOffset) != 0) return CLOSED;
         if (nowNanos - nextPidCheck < 0) return null;
         nextPidCheck = nowNanos + CHECK_INTERVAL_NANOS;
         long pid = ring.get(ValueLayout.JAVA_LONG, pidOffset);
         if (pid == 0 || pid == OWN_PID) return null;
         boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
         return alive ? null : "process pid " + pid + " is gone (exited or killed)";
+    }
+
+    /** {@link #check} without waiting for the next PID-check slot. */
+    String checkNow(long nowNanos) {
+        nextPidCheck = nowNanos;
+        return check(nowNanos);
     }
 }

@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.shm;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.Arena;
@@ -123,7 +124,7 @@ public final class ShmTransport implements Transport {
                 self.put(tag, src);
                 return;
             }
-            exchange(peer, tag, src, -1, null, deadline(timeoutMs), "send");
+            exchange(peer, tag, src, -1, null, null, deadline(timeoutMs), "send");
         } finally {
             exit();
         }
@@ -138,7 +139,7 @@ public final class ShmTransport implements Transport {
                 self.take(tag, dst, deadline, where("recv", peer, tag), timeoutMs);
                 return;
             }
-            exchange(-1, tag, null, peer, dst, deadline, "recv");
+            exchange(-1, tag, null, peer, dst, null, deadline, "recv");
         } finally {
             exit();
         }
@@ -156,11 +157,11 @@ public final class ShmTransport implements Transport {
                     to = -1;
                 }
                 if (from == rank) {
-                    if (to >= 0) exchange(to, tag, src, -1, null, deadline, "sendRecv");
+                    if (to >= 0) exchange(to, tag, src, -1, null, null, deadline, "sendRecv");
                     self.take(tag, dst, deadline, where("sendRecv", from, tag), timeoutMs);
                     return;
                 }
-                exchange(to, tag, src, from, dst, deadline, "sendRecv");
+                exchange(to, tag, src, from, dst, null, deadline, "sendRecv");
             } finally {
                 exit();
             }
@@ -170,10 +171,42 @@ public final class ShmTransport implements Transport {
     }
 
     /**
-     * Sends {@code src} to {@code to} (if {@code to >= 0}) while receiving {@code dst} from {@code from} (if
-     * {@code from >= 0}), alternating steps of both until done, the deadline, a dead peer or close.
+     * Folds the incoming message into {@code acc} straight from the ring: the reduce-scatter step of a ring or
+     * halving-doubling all-reduce then reads each received byte once, where receiving into scratch and reducing
+     * after reads it three times (ring → scratch, scratch → reduce).
      */
-    private void exchange(int to, int tag, MemorySegment src, int from, MemorySegment dst, long deadline, String op) {
+    @Override
+    public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        if (!combinesOnArrival(to, from) || !acc.isAccessibleBy(PROBE)) {
+            Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner);
+            return;
+        }
+        if (to >= 0) enter("sendRecvCombine", to, tag);
+        try {
+            enter("sendRecvCombine", from, tag);
+            try {
+                exchange(to, tag, src, from, acc, combiner, deadline(timeoutMs), "sendRecvCombine");
+            } finally {
+                exit();
+            }
+        } finally {
+            if (to >= 0) exit();
+        }
+    }
+
+    @Override
+    public boolean combinesOnArrival(int to, int from) {
+        return from != rank && to != rank && from >= 0 && from < size && inbound[from] != null
+                && (to < 0 || (to < size && outbound[to] != null));
+    }
+
+    /**
+     * Sends {@code src} to {@code to} (if {@code to >= 0}) while receiving {@code dst} from {@code from} (if
+     * {@code from >= 0}; folded into it with {@code combiner} when that is not null), alternating steps of both
+     * until done, the deadline, a dead peer or close.
+     */
+    private void exchange(int to, int tag, MemorySegment src, int from, MemorySegment dst, Combiner combiner, long deadline,
+                          String op) {
         OutboundPipe out = to >= 0 ? outbound[to] : null;
         InboundPipe in = from >= 0 ? inbound[from] : null;
         // While our send is stuck (ring full, or another thread of ours holds the ring) we drain the ring coming
@@ -187,7 +220,7 @@ public final class ShmTransport implements Transport {
             target = dst.isAccessibleBy(PROBE) ? dst : Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
             lockWithin(in.lock, deadline, op, from, tag);
             try {
-                recv = in.post(tag, target);
+                recv = in.post(tag, target, combiner);
             } catch (CommException e) {
                 throw new CommException(where(op, from, tag) + ": " + e.getMessage(), e);
             } finally {
@@ -272,6 +305,21 @@ public final class ShmTransport implements Transport {
         if (pendingOut != null) {
             String why = pendingOut.peerGone(now);
             if (why != null) {
+                // A peer that closed its transport usually failed because of a third rank that died; if the rank we
+                // receive from is that one, name it: it is the root cause, the closed peer only a consequence.
+                if (why.equals(PeerLiveness.CLOSED) && pendingIn != null && pendingIn.peer != pendingOut.peer && pendingIn.lock.tryLock()) {
+                    try {
+                        String inWhy = pendingIn.peerGone(now, true);
+                        if (inWhy != null && !inWhy.equals(PeerLiveness.CLOSED)) {
+                            CommException gone = new CommException("peer rank " + pendingIn.peer + " " + inWhy + " (and peer rank "
+                                    + pendingOut.peer + " " + why + ", probably because of it); check rank " + pendingIn.peer + "'s log");
+                            pendingIn.fail(gone);
+                            throw new CommException(where(op, pendingIn.peer, tag) + ": " + gone.getMessage(), gone);
+                        }
+                    } finally {
+                        pendingIn.lock.unlock();
+                    }
+                }
                 throw new CommException(where(op, pendingOut.peer, tag) + ": peer rank " + pendingOut.peer + " " + why
                         + "; check that rank's log");
             }

@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.tcp;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.transport.Combiner;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -101,8 +102,11 @@ final class PeerLink {
     }
 
     /** Posts a receive; complete it with {@link #awaitRecv}. */
-    PostedRecvs.Posted postRecv(int tag, MemorySegment dst) {
-        return recvs.post(tag, dst, () -> where("recv", tag, dst.byteSize()));
+    PostedRecvs.Posted postRecv(int tag, MemorySegment dst) { return postRecv(tag, dst, null); }
+
+    /** Posts a receive whose message is folded into {@code dst} with {@code combiner} (null: copied). */
+    PostedRecvs.Posted postRecv(int tag, MemorySegment dst, Combiner combiner) {
+        return recvs.post(tag, dst, combiner, () -> where("recv", tag, dst.byteSize()));
     }
 
     void awaitRecv(PostedRecvs.Posted p, int tag, long deadlineNanos) {
@@ -144,7 +148,8 @@ final class PeerLink {
                             + " bytes but peer rank " + peer + " sent " + len + "; the ranks issued different operations"));
                 } else {
                     try {
-                        readInto(p.dst);
+                        if (p.combiner == null) readInto(p.dst);
+                        else readCombining(p.dst, p.combiner);
                     } catch (IOException | RuntimeException e) {
                         CommException ce = lost(e);
                         recvs.release(p, ce);
@@ -165,6 +170,11 @@ final class PeerLink {
     private CommException lost(Exception e) {
         CommException b = broken;
         if (b != null) return b;
+        if (e instanceof RuntimeException && !(e instanceof CommException)) {
+            return new CommException("tcp transport rank " + rank + ": the reader for peer rank " + peer + " failed while"
+                    + " delivering a message (" + e + "); link closed. The connection itself was fine: this is a fault on"
+                    + " this rank (a receive buffer freed while in use, or a bug in jtrain)", e);
+        }
         return new CommException("tcp transport rank " + rank + ": connection from peer rank " + peer + " lost ("
                 + (e instanceof EOFException ? "closed by peer" : e.toString())
                 + "); that process probably exited or was killed, check its log", e);
@@ -191,6 +201,32 @@ final class PeerLink {
             off += n;
         }
     }
+
+    /**
+     * Reads the message in pieces small enough to stay in cache and folds each into {@code acc} while the socket
+     * fills the next: the reduction runs on this reader thread, overlapped with the caller's send, and the received
+     * bytes are never written out to a scratch buffer in memory and read back.
+     */
+    private void readCombining(MemorySegment acc, Combiner c) throws IOException {
+        if (combineStaging == null) {
+            combineStaging = ByteBuffer.allocateDirect(COMBINE_PIECE_BYTES);
+            combinePiece = MemorySegment.ofBuffer(combineStaging); // the whole buffer, whatever its position later
+        }
+        MemorySegment piece = combinePiece;
+        long len = acc.byteSize();
+        for (long off = 0; off < len; ) {
+            int n = (int) Math.min(COMBINE_PIECE_BYTES, len - off); // whole elements: len and the piece size are multiples
+            combineStaging.clear().limit(n);
+            readFully(combineStaging);
+            c.combine(acc.asSlice(off, n), piece, n / c.elementBytes());
+            off += n;
+        }
+    }
+
+    /** Half of a typical 512 KiB-2 MiB L2, a multiple of every element size. */
+    private static final int COMBINE_PIECE_BYTES = 256 << 10;
+    private ByteBuffer combineStaging;
+    private MemorySegment combinePiece;
 
     /**
      * Off-heap and byte[] segments are written straight from their memory; a float[]/long[] heap segment has no

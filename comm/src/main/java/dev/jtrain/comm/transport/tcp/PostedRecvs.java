@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.tcp;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.transport.Combiner;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -34,10 +35,14 @@ final class PostedRecvs {
     /** A receive waiting for its message; {@code state} is guarded by the owner's lock. */
     static final class Posted {
         final MemorySegment dst;
+        final Combiner combiner; // null: the message overwrites dst; else it is folded into dst
         int state = POSTED;
         CommException error;
 
-        Posted(MemorySegment dst) { this.dst = dst; }
+        Posted(MemorySegment dst, Combiner combiner) {
+            this.dst = dst;
+            this.combiner = combiner;
+        }
     }
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -51,15 +56,18 @@ final class PostedRecvs {
      * copied now and the returned receive is DONE; a length mismatch throws. Complete it with {@link #await}, or
      * give it up with {@link #abandon}.
      */
-    Posted post(int tag, MemorySegment dst, Supplier<String> where) {
-        Posted p = new Posted(dst);
+    Posted post(int tag, MemorySegment dst, Supplier<String> where) { return post(tag, dst, null, where); }
+
+    /** As {@link #post(int, MemorySegment, Supplier)}; a non-null {@code combiner} folds the message into {@code dst}. */
+    Posted post(int tag, MemorySegment dst, Combiner combiner, Supplier<String> where) {
+        Posted p = new Posted(dst, combiner);
         lock.lock();
         try {
             // Messages that arrived before the link died are still delivered (a peer may send, then exit).
             ArrayDeque<MemorySegment> q = unexpected.get(tag);
             MemorySegment early = q == null ? null : q.pollFirst();
             if (early != null) {
-                copyChecked(early, dst, where);
+                copyChecked(early, p, where);
                 p.state = DONE;
                 return p;
             }
@@ -141,12 +149,18 @@ final class PostedRecvs {
                 + " ms; the peer is hung, slow, or skipped this operation");
     }
 
-    private static void copyChecked(MemorySegment msg, MemorySegment dst, Supplier<String> where) {
-        if (msg.byteSize() != dst.byteSize()) {
-            throw new CommException(where.get() + ": length mismatch, receiver expects " + dst.byteSize()
+    private static void copyChecked(MemorySegment msg, Posted p, Supplier<String> where) {
+        if (msg.byteSize() != p.dst.byteSize()) {
+            throw new CommException(where.get() + ": length mismatch, receiver expects " + p.dst.byteSize()
                     + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
         }
-        MemorySegment.copy(msg, 0, dst, 0, msg.byteSize());
+        deliver(msg, p);
+    }
+
+    /** A message buffered before its receive was posted: copied into, or folded into, the receive's buffer. */
+    private static void deliver(MemorySegment msg, Posted p) {
+        if (p.combiner == null) MemorySegment.copy(msg, 0, p.dst, 0, msg.byteSize());
+        else p.combiner.combine(p.dst, msg, msg.byteSize() / p.combiner.elementBytes());
     }
 
     /**
@@ -192,7 +206,7 @@ final class PostedRecvs {
             Posted p = q == null ? null : q.pollFirst();
             if (p != null) {
                 if (msg.byteSize() == p.dst.byteSize()) {
-                    MemorySegment.copy(msg, 0, p.dst, 0, msg.byteSize());
+                    deliver(msg, p);
                     p.state = DONE;
                 } else {
                     p.state = FAILED;

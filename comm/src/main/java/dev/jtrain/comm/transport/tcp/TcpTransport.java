@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.tcp;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -112,6 +113,37 @@ public final class TcpTransport implements Transport {
             throw e;
         }
         await(p, deadline);
+    }
+
+    /**
+     * The link's reader thread folds the incoming message into {@code acc} piece by piece as it arrives, so the
+     * reduction of a reduce-scatter step overlaps the transfer instead of following it.
+     */
+    @Override
+    public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        if (!combinesOnArrival(to, from) || !links[from].readerCanAccess(acc)) {
+            Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner);
+            return;
+        }
+        if (to >= 0) check("sendRecvCombine", to, tag);
+        check("sendRecvCombine", from, tag);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        PostedRecvs.Posted posted = links[from].postRecv(tag, acc, combiner);
+        Pending p = new Pending(from, tag, acc, acc, posted);
+        if (to >= 0) {
+            try {
+                send(to, tag, src);
+            } catch (RuntimeException e) {
+                abandon(p);
+                throw e;
+            }
+        }
+        await(p, deadline);
+    }
+
+    @Override
+    public boolean combinesOnArrival(int to, int from) {
+        return from >= 0 && from < size && from != rank && to != rank && to < size && links[from] != null;
     }
 
     /** A posted receive, possibly into a bounce buffer when the reader thread may not touch the caller's segment. */
