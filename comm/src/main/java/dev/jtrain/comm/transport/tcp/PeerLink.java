@@ -257,6 +257,23 @@ final class PeerLink {
         return b;
     }
 
+    /**
+     * Why this link broke, waiting up to {@code graceNanos} for it to break; null if it still works. Lets a failed
+     * send ask whether the rank it was receiving from died too (the usual root cause when ranks fail in a cascade).
+     */
+    CommException brokenWithin(long graceNanos) {
+        long until = System.nanoTime() + graceNanos;
+        while (broken == null && System.nanoTime() - until < 0) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return broken;
+    }
+
     /** Called by the watchdog: a write past its deadline means the peer stopped reading. */
     void checkWriteDeadline(long nowNanos) {
         long d = writeDeadlineNanos;

@@ -109,10 +109,27 @@ public final class TcpTransport implements Transport {
         try {
             send(to, tag, src);
         } catch (RuntimeException e) {
+            RuntimeException failure = rootCause("sendRecv", to, from, tag, e); // before abandon, which may break that link
             abandon(p);
-            throw e;
+            throw failure;
         }
         await(p, deadline);
+    }
+
+    /** How long a failed send waits to learn whether the rank it receives from is gone as well. */
+    private static final long CASCADE_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    /**
+     * When a rank dies, its neighbours fail and exit too, so a send to {@code to} may fail because {@code to} gave
+     * up on the rank we were receiving from. If that link broke as well, the receive side is named first: it is the
+     * likelier root cause, and the survivor's error then points at the rank that actually died.
+     */
+    private RuntimeException rootCause(String op, int to, int from, int tag, RuntimeException sendFailure) {
+        if (!(sendFailure instanceof CommException) || from == to || from == rank || links[from] == null) return sendFailure;
+        CommException recvSide = links[from].brokenWithin(CASCADE_GRACE_NANOS);
+        if (recvSide == null) return sendFailure;
+        return new CommException(where(op, from, tag) + ": " + recvSide.getMessage() + " (the send to peer rank " + to
+                + " failed as well: " + sendFailure.getMessage() + ")", recvSide);
     }
 
     /**
@@ -134,8 +151,9 @@ public final class TcpTransport implements Transport {
             try {
                 send(to, tag, src);
             } catch (RuntimeException e) {
+                RuntimeException failure = rootCause("sendRecvCombine", to, from, tag, e); // before abandon, which may break that link
                 abandon(p);
-                throw e;
+                throw failure;
             }
         }
         await(p, deadline);
