@@ -1,27 +1,21 @@
 package dev.jtrain.checkpoint;
 
 import dev.jtrain.comm.DType;
+import dev.jtrain.comm.JTrainCommException;
 import dev.jtrain.comm.ProcessGroup;
-import dev.jtrain.tensor.io.SafetensorsException;
-import dev.jtrain.tensor.io.SafetensorsReader;
-import dev.jtrain.tensor.io.TensorInfo;
+import dev.jtrain.comm.Work;
 import dev.jtrain.tensor.state.Stateful;
 import dev.jtrain.tensor.state.TensorShard;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * One load, every rank in the same order:
@@ -29,9 +23,10 @@ import java.util.zip.CRC32C;
  *   resolve     root → step directory (explicit step, else 'latest'); read metadata.json
  *   plan        LoadPlanner: per live shard, the saved pieces covering it; shape/dtype checked
  *   (broadcast) allGather(my replicated range keys) → one reader per shared replicated shard
- *   read        the pieces I need, file by file, into one staging buffer; header validated, CRC32C verified
+ *   read        the pieces only I need, file by file, into one staging buffer; header validated, CRC32C verified
+ *   (broadcast) each shared shard in plan order: its reader reads and verifies it, then broadcasts it (async) to the
+ *               others' staging while reading the next — reads and broadcasts overlap
  *   agree       allGather(my error or "") → if any rank failed, every rank throws; live buffers untouched
- *   (broadcast) each shared shard: its reader assembles it in staging, broadcast to the others' staging
  *   apply       copy staging → live buffers; restore(metadata) of every part
  * </pre>
  * Nothing is written into a live buffer before every rank has read and verified everything, so a bad checkpoint
@@ -39,7 +34,6 @@ import java.util.zip.CRC32C;
  */
 final class CheckpointLoader {
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final long CHUNK_BYTES = 64L << 20;
 
     private final ProcessGroup group;
     private final int rank, world;
@@ -112,17 +106,60 @@ final class CheckpointLoader {
         }
 
         StagingPool.Buffer buf = staging.acquire(size);
-        try {
+        try (PieceReader reader = new PieceReader(dir, plans)) {
             long r0 = System.nanoTime();
-            long bytesRead = 0;
             String error = null;
+            // 1. The pieces of shards this rank loads on its own, file by file (sequential reads).
+            Map<String, List<CheckpointMetadata.Piece>> ownByFile = new LinkedHashMap<>();
+            for (int i = 0; i < plans.size(); i++)
+                if (rootOf[i] < 0)
+                    for (LoadPlanner.Source s : plans.get(i).sources())
+                        ownByFile.computeIfAbsent(s.piece().file(), f -> new ArrayList<>()).add(s.piece());
             try {
-                bytesRead = readAndVerify(dir, pieceAt, buf.segment(), plans);
+                for (List<CheckpointMetadata.Piece> ps : ownByFile.values()) reader.read(ps, pieceAt, buf.segment());
             } catch (CheckpointException e) {
                 error = "rank " + rank + ": " + e.getMessage();
             }
+            // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast as soon as i is
+            //    read and verified, then reads i+1 while i travels (and the other ranks issue their receives up front),
+            //    so disk reads and broadcasts overlap instead of running one after the other. A reader that failed still
+            //    broadcasts (garbage) to keep every rank's collectives in step; the agreement below then rejects the load.
+            List<Work> inFlight = new ArrayList<>();
+            long broadcastBytes = 0;
+            for (int i = 0; i < plans.size(); i++) {
+                if (rootOf[i] < 0) continue;
+                LoadPlanner.ShardPlan p = plans.get(i);
+                MemorySegment region = buf.segment().asSlice(regionAt[i], 4L * p.shard().length());
+                if (rootOf[i] == rank) {
+                    if (error == null) {
+                        try {
+                            List<CheckpointMetadata.Piece> ps = new ArrayList<>();
+                            for (LoadPlanner.Source s : p.sources()) ps.add(s.piece());
+                            reader.read(ps, pieceAt, buf.segment());
+                            if (!inPlace[i])
+                                for (LoadPlanner.Source s : p.sources())
+                                    MemorySegment.copy(buf.segment(), pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
+                        } catch (CheckpointException e) {
+                            error = "rank " + rank + ": " + e.getMessage();
+                        }
+                    }
+                } else {
+                    broadcastBytes += region.byteSize();
+                }
+                if (p.shard().length() > 0) inFlight.add(group.broadcastAsync(region, p.shard().length(), DType.FLOAT32, rootOf[i]));
+            }
             long r1 = System.nanoTime();
             spans.span("ckpt load read+verify", r0, r1);
+            try {
+                for (Work w : inFlight) w.waitFor();
+            } catch (JTrainCommException e) {
+                throw new CheckpointException("rank " + rank + ": loading " + dir + " failed while broadcasting shared shards, live"
+                        + " state untouched: " + e.getMessage(), e);
+            }
+            long b1 = System.nanoTime();
+            if (!roots.isEmpty()) spans.span("ckpt load broadcast", r0, b1);
+
+            // 3. Agree: if any rank failed to read or verify, every rank throws and no live buffer is touched.
             if (group != null) {
                 StringBuilder all = new StringBuilder();
                 for (byte[] b : ByteExchange.allGather(group, (error == null ? "" : error).getBytes(StandardCharsets.UTF_8)))
@@ -131,20 +168,7 @@ final class CheckpointLoader {
             } else if (error != null) {
                 throw new CheckpointException("loading " + dir + " failed, live state untouched: " + error);
             }
-
-            long broadcastBytes = 0;
-            for (int i = 0; i < plans.size(); i++) {
-                if (rootOf[i] < 0) continue;
-                LoadPlanner.ShardPlan p = plans.get(i);
-                MemorySegment region = buf.segment().asSlice(regionAt[i], 4L * p.shard().length());
-                if (rootOf[i] == rank && !inPlace[i])
-                    for (LoadPlanner.Source s : p.sources())
-                        MemorySegment.copy(buf.segment(), pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
-                if (p.shard().length() > 0) group.broadcast(region, p.shard().length(), DType.FLOAT32, rootOf[i]);
-                if (rootOf[i] != rank) broadcastBytes += region.byteSize();
-            }
-            long b1 = System.nanoTime();
-            if (!roots.isEmpty()) spans.span("ckpt load broadcast", r1, b1);
+            long bytesRead = reader.bytesRead();
 
             for (int i = 0; i < plans.size(); i++) {
                 LoadPlanner.ShardPlan p = plans.get(i);
@@ -168,68 +192,5 @@ final class CheckpointLoader {
         } finally {
             staging.release(buf);
         }
-    }
-
-    /** Reads every needed piece into staging, file by file, verifying header, placement and CRC32C. */
-    private long readAndVerify(Path dir, Map<CheckpointMetadata.Piece, Long> pieceAt, MemorySegment stage,
-                               List<LoadPlanner.ShardPlan> plans) {
-        Map<String, List<CheckpointMetadata.Piece>> byFile = new LinkedHashMap<>();
-        for (CheckpointMetadata.Piece p : pieceAt.keySet()) byFile.computeIfAbsent(p.file(), f -> new ArrayList<>()).add(p);
-        long total = 0;
-        for (var e : byFile.entrySet()) {
-            Path file = dir.resolve(e.getKey());
-            try (SafetensorsReader header = SafetensorsReader.open(file); // validates the header and that the file is whole
-                 FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-                for (CheckpointMetadata.Piece p : e.getValue()) {
-                    String item = itemOf(plans, p);
-                    if (!header.contains(p.tensor()))
-                        throw new CheckpointException("file " + file + " has no tensor " + p.tensor() + " (item " + item + ")");
-                    TensorInfo info = header.info(p.tensor());
-                    if (!"F32".equals(info.dtype().name()) || info.byteLength() != p.byteLength())
-                        throw new CheckpointException("file " + file + ", tensor " + p.tensor() + " (item " + item + "): stored as "
-                                + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength());
-                    MemorySegment dst = stage.asSlice(pieceAt.get(p), p.byteLength());
-                    readFully(ch, dst, p.fileOffset(), file, p.tensor());
-                    CRC32C crc = new CRC32C();
-                    for (long done = 0; done < dst.byteSize(); done += CHUNK_BYTES)
-                        crc.update(dst.asSlice(done, Math.min(CHUNK_BYTES, dst.byteSize() - done)).asByteBuffer());
-                    String got = String.format("%08x", crc.getValue());
-                    if (!got.equals(p.crc32c()))
-                        throw new CheckpointException("file " + file + ", tensor " + p.tensor() + " (item " + item + "): CRC32C "
-                                + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
-                    total += p.byteLength();
-                }
-            } catch (SafetensorsException ex) {
-                throw new CheckpointException("file " + file + " (items " + itemsIn(plans, e.getValue()) + "): " + ex.getMessage(), ex);
-            } catch (IOException ex) {
-                throw new CheckpointException("file " + file + " (items " + itemsIn(plans, e.getValue()) + "): cannot read: " + ex, ex);
-            }
-        }
-        return total;
-    }
-
-    private static void readFully(FileChannel ch, MemorySegment dst, long position, Path file, String tensor) throws IOException {
-        for (long done = 0; done < dst.byteSize(); ) {
-            ByteBuffer bb = dst.asSlice(done, Math.min(CHUNK_BYTES, dst.byteSize() - done)).asByteBuffer();
-            while (bb.hasRemaining()) {
-                int n = ch.read(bb, position + done + bb.position());
-                if (n < 0) throw new CheckpointException("file " + file + ", tensor " + tensor + ": ends early (truncated)");
-            }
-            done += bb.capacity();
-        }
-    }
-
-    private static String itemOf(List<LoadPlanner.ShardPlan> plans, CheckpointMetadata.Piece p) {
-        for (LoadPlanner.ShardPlan s : plans) for (LoadPlanner.Source src : s.sources()) if (src.piece().equals(p)) return s.item();
-        return p.tensor();
-    }
-
-    private static List<String> itemsIn(List<LoadPlanner.ShardPlan> plans, List<CheckpointMetadata.Piece> ps) {
-        List<String> out = new ArrayList<>();
-        for (CheckpointMetadata.Piece p : ps) {
-            String i = itemOf(plans, p);
-            if (!out.contains(i)) out.add(i);
-        }
-        return out.size() > 5 ? List.copyOf(out.subList(0, 5)) : out;
     }
 }

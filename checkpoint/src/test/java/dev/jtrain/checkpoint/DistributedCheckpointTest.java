@@ -122,6 +122,47 @@ class DistributedCheckpointTest {
         assertThat(received).isEqualTo(total * (world - 1));
     }
 
+    /**
+     * Broadcast load pipelines reads and broadcasts: a root that finds a corrupt shard has already sent earlier ones,
+     * and keeps broadcasting (garbage) so no rank waits forever. Every rank must still fail naming the file and the
+     * tensor, and no rank's live state may change.
+     */
+    @Test
+    void aCorruptShardUnderBroadcastLoadFailsEveryRankAndLeavesEveryStateUntouched() throws Exception {
+        int world = 3;
+        int[] sizes = {4000, 3000, 2000, 1000, 500, 250};
+        LocalRanks.run(world, (rank, pg) -> {
+            ArrayState s = new ArrayState();
+            for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(root, Map.of("model", s.fill(1)), SaveOptions.at(1)).join();
+            }
+        });
+        Path dir = root.resolve("step-000001");
+        CheckpointMetadata m = CheckpointMetadata.read(dir);
+        CheckpointMetadata.Piece victim = m.items().get("model/t3").pieces().getFirst();
+        try (var raf = new java.io.RandomAccessFile(dir.resolve(victim.file()).toFile(), "rw")) {
+            long at = victim.fileOffset() + 17;
+            raf.seek(at);
+            int b = raf.read();
+            raf.seek(at);
+            raf.write(b ^ 0x40);
+        }
+        List<String> outcomes = LocalRanks.run(world, (rank, pg) -> {
+            ArrayState s = new ArrayState();
+            for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
+            s.fill(7);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.load(root, Map.of("model", s), LoadOptions.latest().withBroadcast(true));
+                return "rank " + rank + " loaded a corrupt checkpoint";
+            } catch (CheckpointException e) {
+                assertThat(e.getMessage()).contains(victim.file(), victim.tensor(), "CRC32C", "live state untouched");
+                return s.check(7); // null: untouched
+            }
+        });
+        assertThat(outcomes).containsOnlyNulls();
+    }
+
     @Test
     void planCacheHitsOnEveryRankAndMissesWhenTheLayoutChanges() throws Exception {
         List<boolean[]> hits = LocalRanks.run(2, (rank, pg) -> {

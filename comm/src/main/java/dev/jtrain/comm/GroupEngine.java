@@ -126,6 +126,23 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         }
     }
 
+    /**
+     * Runs a collective on the calling thread once everything issued earlier has finished: for blocking calls on
+     * buffers only the caller may touch (confined arenas), which the communication thread could not access. Issue
+     * order is kept because the call starts only after its predecessors.
+     */
+    CommWork runInlineWhenIdle(OpDescriptor d, String description, BufferGuard guard, Body body) {
+        long idle = 0;
+        while (true) {
+            if (closed) return submit(d, description, guard, body); // fails at once, naming the closed group
+            CommWork w = runInlineIfIdle(d, description, guard, body);
+            if (w != null) return w;
+            // Predecessors still run (each bounded by its own timeout): spin briefly, then sleep in short steps.
+            if (++idle < 1_000) Thread.onSpinWait();
+            else java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+        }
+    }
+
     /** Runs a point-to-point operation on the calling thread with the same watchdog and error wrapping. */
     void runOn(CommWork w, Body body) { execute(w, null, BufferGuard.NONE, body, false); }
 

@@ -412,11 +412,25 @@ public final class ProcessGroup implements AutoCloseable {
     /** {@code blocking}: the caller will wait anyway, so when nothing is queued run on the caller's thread (no hand-off). */
     private Work submit(boolean blocking, OpDescriptor d, List<MemorySegment> inputs, List<MemorySegment> outputs, GroupEngine.Body body) {
         BufferGuard guard = BufferGuard.of(options.debugDetail(), inputs, outputs);
+        boolean callerOnly = confinedToCaller(inputs) || confinedToCaller(outputs);
         if (blocking) {
+            if (callerOnly) return engine.runInlineWhenIdle(d, describe(d), guard, body);
             Work w = engine.runInlineIfIdle(d, describe(d), guard, body);
             if (w != null) return w;
+        } else if (callerOnly) {
+            throw new IllegalArgumentException(describe(d) + ": an async collective runs on the group's communication thread,"
+                    + " but a buffer belongs to a confined arena only this thread may access; allocate it from"
+                    + " Arena.ofShared(), Arena.ofAuto() or the heap, or use the blocking form");
         }
         return engine.submit(d, describe(d), guard, body);
+    }
+
+    /** A thread that is never started: a segment it may access is accessible from any thread (not confined). */
+    private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
+    private static boolean confinedToCaller(List<MemorySegment> segs) {
+        for (MemorySegment s : segs) if (!s.isAccessibleBy(ANY_OTHER_THREAD)) return true;
+        return false;
     }
 
     String describe(OpDescriptor d) { return who() + " " + d; }

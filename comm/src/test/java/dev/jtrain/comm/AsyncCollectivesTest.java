@@ -46,6 +46,31 @@ class AsyncCollectivesTest {
         });
     }
 
+    /**
+     * A buffer from a confined arena can only be touched by its owner. A blocking call on one, issued while async
+     * work is still queued, must wait for that work and then run on the caller (not fail on the communication
+     * thread); an async call on one is refused up front with advice.
+     */
+    @Test
+    @Timeout(30)
+    void blockingCallsOnConfinedBuffersRunOnTheCallerEvenBehindAsyncWorkAndAsyncOnesAreRefused() throws Exception {
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            float[] big = new float[1 << 18];
+            java.util.Arrays.fill(big, 1f);
+            Work pending = g.allReduceAsync(big, 0, big.length, ReduceOp.SUM);
+            try (java.lang.foreign.Arena confined = java.lang.foreign.Arena.ofConfined()) {
+                java.lang.foreign.MemorySegment x = confined.allocate(8);
+                x.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, g.rank() + 1);
+                g.allReduce(x, 1, DType.INT64, ReduceOp.SUM);
+                assertThat(pending.isCompleted()).as("issue order: the async all-reduce finished first").isTrue();
+                assertThat(x.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0)).isEqualTo(3L);
+                assertThat(big[big.length - 1]).isEqualTo(2f);
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> g.allReduceAsync(x, 1, DType.INT64, ReduceOp.SUM))
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("confined arena");
+            }
+        });
+    }
+
     @Test
     @Timeout(30)
     void aBlockingCallWaitsForEarlierAsyncWorkAndThenRunsInline() throws Exception {
