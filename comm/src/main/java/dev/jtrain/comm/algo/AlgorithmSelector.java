@@ -96,8 +96,8 @@ public final class AlgorithmSelector {
         m.put(Collective.REDUCE, List.of(BinomialReduce.INSTANCE));
         m.put(Collective.ALL_GATHER, List.of(RingAllGather.INSTANCE, RecursiveDoublingAllGather.INSTANCE));
         m.put(Collective.REDUCE_SCATTER, List.of(RingReduceScatter.INSTANCE, RecursiveHalvingReduceScatter.INSTANCE));
-        m.put(Collective.GATHER, List.of(LinearGather.INSTANCE));
-        m.put(Collective.SCATTER, List.of(LinearScatter.INSTANCE));
+        m.put(Collective.GATHER, List.of(LinearGather.INSTANCE, BinomialGather.INSTANCE));
+        m.put(Collective.SCATTER, List.of(LinearScatter.INSTANCE, BinomialScatter.INSTANCE));
         m.put(Collective.ALL_TO_ALL, List.of(PairwiseAllToAll.INSTANCE));
         m.put(Collective.BARRIER, List.of(DisseminationBarrier.INSTANCE));
         return m;

@@ -20,13 +20,17 @@
  * reduce-scatter  ring                 RingReduceScatter               (p-1)α + ((p-1)/p)n(β + γ)
  *                 recursivehalving     RecursiveHalvingReduceScatter   log2(p')α + ((p'-1)/p')n(β + γ) (+ fold)
  * gather          linear               LinearGather                    (p-1)α + ((p-1)/p)nβ
+ *                 binomial             BinomialGather                  ceil(log2 p)α + ((p-1)/p)nβ + (n/2)β (forward)
  * scatter         linear               LinearScatter                   (p-1)α + ((p-1)/p)nβ
+ *                 binomial             BinomialScatter                 ceil(log2 p)α + ((p-1)/p)nβ + (n/2)β (forward)
  * all-to-all      pairwise             PairwiseAllToAll                (p-1)(α + (n/p)β)
  * barrier         dissemination        DisseminationBarrier            ceil(log2 p)α
  * </pre>
  * "fold": non-powers of two first fold the rem = p - p' extra ranks into partners (2 more messages of n bytes).
  * k = number of chunks ({@code chunkBytes}); every chunk adds α. The {@link dev.jtrain.comm.algo.AlgorithmSelector}
  * evaluates these with the measured {@link dev.jtrain.comm.algo.CostModel}; {@code JTRAIN_ALGO=allreduce:ring}
- * forces one. Reductions run in {@link dev.jtrain.comm.algo.ReduceKernels} (Vector API, one class per dtype).
+ * forces one. Reductions run in {@link dev.jtrain.comm.algo.ReduceKernels} (Vector API, one class per dtype); a
+ * reduce-scatter step folds the received block in as it arrives where the transport can
+ * ({@link dev.jtrain.comm.algo.CollectiveContext#sendRecvReduce}), so nβ and nγ overlap and the block is read once.
  */
 package dev.jtrain.comm.algo;

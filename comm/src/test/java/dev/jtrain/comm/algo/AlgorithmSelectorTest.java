@@ -29,6 +29,11 @@ class AlgorithmSelectorTest {
         assertThat(small).isIn("halvingdoubling", "tree", "doubletree", "recursivedoubling");
         assertThat(auto.select(Collective.BROADCAST, 8, 256 << 20, SHM).name()).isEqualTo("chain");
         assertThat(auto.select(Collective.BROADCAST, 8, 64, SHM).name()).isEqualTo("binomial");
+        // gather/scatter: log p messages win when blocks are small, direct streams (no store and forward) when large
+        assertThat(auto.select(Collective.GATHER, 8, 4096, SHM).name()).isEqualTo("binomial");
+        assertThat(auto.select(Collective.SCATTER, 8, 4096, SHM).name()).isEqualTo("binomial");
+        assertThat(auto.select(Collective.GATHER, 8, 64 << 20, SHM).name()).isEqualTo("linear");
+        assertThat(auto.select(Collective.SCATTER, 8, 64 << 20, SHM).name()).isEqualTo("linear");
         AlgorithmSelector forced = new AlgorithmSelector(Map.of(Collective.ALL_REDUCE, "naive"));
         assertThat(forced.select(Collective.ALL_REDUCE, 4, 64 << 20, SHM).name()).isEqualTo("naive");
     }
