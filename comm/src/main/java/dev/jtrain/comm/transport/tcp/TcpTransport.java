@@ -105,13 +105,19 @@ public final class TcpTransport implements Transport {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         // Post the receive first: the reader thread then streams the incoming message into dst while this thread
         // is still writing the outgoing one, so both directions move at once.
-        Pending p = post(from, tag, dst);
-        try {
-            send(to, tag, src);
-        } catch (RuntimeException e) {
-            RuntimeException failure = rootCause("sendRecv", to, from, tag, e); // before abandon, which may break that link
-            abandon(p);
-            throw failure;
+        sendThenAwait("sendRecv", to, src, post(from, tag, dst), deadline);
+    }
+
+    /** Sends (unless {@code to < 0}) while the posted receive {@code p} fills, then waits for it. */
+    private void sendThenAwait(String op, int to, MemorySegment src, Pending p, long deadline) {
+        if (to >= 0) {
+            try {
+                send(to, p.tag, src);
+            } catch (RuntimeException e) {
+                RuntimeException failure = rootCause(op, to, p.peer, p.tag, e); // before abandon, which may break that link
+                abandon(p);
+                throw failure;
+            }
         }
         await(p, deadline);
     }
@@ -145,18 +151,8 @@ public final class TcpTransport implements Transport {
         if (to >= 0) check("sendRecvCombine", to, tag);
         check("sendRecvCombine", from, tag);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        PostedRecvs.Posted posted = links[from].postRecv(tag, acc, combiner);
-        Pending p = new Pending(from, tag, acc, acc, posted);
-        if (to >= 0) {
-            try {
-                send(to, tag, src);
-            } catch (RuntimeException e) {
-                RuntimeException failure = rootCause("sendRecvCombine", to, from, tag, e); // before abandon, which may break that link
-                abandon(p);
-                throw failure;
-            }
-        }
-        await(p, deadline);
+        Pending p = new Pending(from, tag, acc, acc, links[from].postRecv(tag, acc, combiner));
+        sendThenAwait("sendRecvCombine", to, src, p, deadline);
     }
 
     @Override
