@@ -81,13 +81,25 @@ public final class WorkerMain {
     }
 
     /** Streams around the ring until a peer dies; survivors exit 42 after printing the CommException. */
+    private static final dev.jtrain.comm.transport.Combiner FLOAT_MAX = new dev.jtrain.comm.transport.Combiner() {
+        @Override public int elementBytes() { return 4; }
+
+        @Override public void combine(MemorySegment acc, MemorySegment in, long elements) {
+            for (long i = 0; i < elements; i++) {
+                acc.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, Math.max(acc.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i),
+                        in.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i)));
+            }
+        }
+    };
+
     private static void victim(Rendezvous rv, String kind) {
         int n = rv.worldSize(), r = rv.rank();
         try (Transport t = transport(rv, kind)) {
             long bytes = 8L << 20;
             MemorySegment src = pattern(bytes, r), dst = Arena.ofAuto().allocate(bytes);
-            for (int i = 0; ; i++) {
-                t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+            for (int i = 0; ; i++) { // plain and reduce-on-arrival exchanges alternate: a kill may hit either
+                if ((i & 1) == 0) t.sendRecv((r + 1) % n, src, (r + n - 1) % n, dst, 1);
+                else t.sendRecvCombine((r + 1) % n, src, (r + n - 1) % n, dst, 1, FLOAT_MAX);
                 if (i == 0) {
                     System.out.println("streaming");
                     System.out.flush();
