@@ -17,4 +17,12 @@ public interface Combiner {
 
     /** {@code acc[i] = acc[i] (op) in[i]} for {@code elements} elements; both segments hold at least that many. */
     void combine(MemorySegment acc, MemorySegment in, long elements);
+
+    /** Rejects a destination that is not whole elements (its last partial element could never be folded). */
+    static void requireWholeElements(MemorySegment acc, Combiner c) {
+        if (acc.byteSize() % c.elementBytes() != 0) {
+            throw new IllegalArgumentException("sendRecvCombine: destination of " + acc.byteSize() + " bytes is not a whole number of "
+                    + c.elementBytes() + "-byte elements");
+        }
+    }
 }

@@ -48,6 +48,7 @@ public interface Transport extends AutoCloseable {
      * {@link #combinesOnArrival} override it to combine while the bytes stream in (no second pass over memory).
      */
     default void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        Combiner.requireWholeElements(acc, combiner);
         MemorySegment in = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, acc.byteSize()), 64).asSlice(0, acc.byteSize());
         if (to < 0) recv(from, tag, in);
         else sendRecv(to, src, from, in, tag);

@@ -227,6 +227,17 @@ public abstract class TransportContractTest {
         }
     }
 
+    @Test
+    void combineIntoAPartialElementIsRefusedBeforeAnythingMoves() throws Exception {
+        Transport[] t = createGroup(2, 5_000);
+        try {
+            assertThatThrownBy(() -> t[1].sendRecvCombine(-1, MemorySegment.NULL, 0, Arena.ofAuto().allocate(10), 3, TRIPLE_PLUS))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("10 bytes");
+        } finally {
+            closeAll(t);
+        }
+    }
+
     /** The message is complete before the combine is posted (buffered, or waiting in the link): still folded once. */
     @Test
     void combineOfAMessageThatArrivedBeforeItsReceiveFoldsItOnce() throws Exception {

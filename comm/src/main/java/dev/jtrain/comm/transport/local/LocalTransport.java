@@ -66,6 +66,7 @@ public final class LocalTransport implements Transport {
     /** Folds the delivered copy straight into {@code acc}: the in-process twin of the transports' fused receive. */
     @Override
     public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        Combiner.requireWholeElements(acc, combiner);
         if (to >= 0) send(to, tag, src);
         byte[] msg = take(from, tag, acc.byteSize(), "sendRecvCombine");
         combiner.combine(acc, MemorySegment.ofArray(msg), msg.length / combiner.elementBytes());

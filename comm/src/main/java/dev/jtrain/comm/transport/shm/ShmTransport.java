@@ -177,6 +177,7 @@ public final class ShmTransport implements Transport {
      */
     @Override
     public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        Combiner.requireWholeElements(acc, combiner);
         if (!combinesOnArrival(to, from) || !acc.isAccessibleBy(PROBE)) {
             Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner);
             return;

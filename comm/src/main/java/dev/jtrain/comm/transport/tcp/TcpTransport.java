@@ -144,6 +144,7 @@ public final class TcpTransport implements Transport {
      */
     @Override
     public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+        Combiner.requireWholeElements(acc, combiner);
         if (!combinesOnArrival(to, from) || !links[from].readerCanAccess(acc)) {
             Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner);
             return;
