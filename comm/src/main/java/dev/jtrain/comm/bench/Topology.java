@@ -13,7 +13,8 @@ import java.util.Arrays;
  * The rank x rank matrix of link kinds with measured latency and bandwidth, in the spirit of {@code nvidia-smi topo -m}:
  * which transport joins each pair and what it delivers. Pairs are measured one at a time (every other rank waits at a
  * barrier) so measurements do not share the cores: latency is half the round trip of an 8-byte ping-pong (median of
- * {@code pingIters}), bandwidth a one-way stream of {@code streamBytes} messages acknowledged at the end.
+ * {@code pingIters} after a second of untimed ones), bandwidth a one-way stream of {@code streamBytes} messages
+ * acknowledged at the end (after one untimed message).
  *
  * <p>Run on every rank of a group; rank 0 returns the table, the others an empty string.
  */
@@ -33,6 +34,7 @@ public final class Topology {
                 pg.barrier();
                 if (me == a || me == b) {
                     int peer = me == a ? b : a;
+                    warmUp(pg, me == a, peer, ping);
                     long[] rtt = new long[pingIters];
                     for (int i = 0; i < pingIters + 10; i++) {
                         long t0 = System.nanoTime();
@@ -46,6 +48,8 @@ public final class Topology {
                         if (i >= 10) rtt[i - 10] = System.nanoTime() - t0;
                     }
                     Arrays.sort(rtt);
+                    if (me == a) pg.send(stream, 0, stream.length, peer, TAG); // first touch of the stream buffers, untimed
+                    else pg.recv(stream, 0, stream.length, peer, TAG);
                     long t0 = System.nanoTime();
                     for (int i = 0; i < streamIters; i++) {
                         if (me == a) pg.send(stream, 0, stream.length, peer, TAG);
@@ -83,6 +87,33 @@ public final class Topology {
         return sb.toString();
     }
 
+    /** How long each pair ping-pongs untimed first. */
+    static final long WARMUP_NANOS = 1_000_000_000L;
+
+    /**
+     * Untimed ping-pong for {@link #WARMUP_NANOS}: a fresh JVM runs its first thousands of round trips interpreted
+     * while C2 compiles on the same two cores, and then a peer that is descheduled for a millisecond puts the median
+     * at ~1 ms (it read 1,174 us here where the warm figure is 2-5 us). Side {@code a} decides when to stop and says so
+     * in the second float of the ping, so both sides run the same count.
+     */
+    private static void warmUp(ProcessGroup pg, boolean a, int peer, float[] ping) {
+        if (a) {
+            long until = System.nanoTime() + WARMUP_NANOS;
+            boolean more;
+            do {
+                more = System.nanoTime() - until < 0;
+                ping[1] = more ? 1 : 0;
+                pg.send(ping, 0, 2, peer, TAG);
+                pg.recv(ping, 0, 2, peer, TAG);
+            } while (more);
+        } else {
+            do {
+                pg.recv(ping, 0, 2, peer, TAG);
+                pg.send(ping, 0, 2, peer, TAG);
+            } while (ping[1] != 0);
+        }
+    }
+
     private static float kindCode(String k) {
         return switch (k) {
             case "self" -> 0;
@@ -105,7 +136,7 @@ public final class Topology {
     public static void main(String[] args) throws IOException {
         Path report = args.length >= 2 && args[0].equals("--report-file") ? Path.of(args[1]) : null;
         try (ProcessGroup pg = ProcessGroups.initFromEnv()) {
-            String table = measure(pg, 200, 16 << 20, 8);
+            String table = measure(pg, 1000, 16 << 20, 8);
             if (pg.rank() == 0) {
                 if (report != null) Files.writeString(report, table);
                 else System.out.print(table);

@@ -41,6 +41,46 @@ class CommBenchmarkTest {
         }
     }
 
+    /** 3 ranks as threads: a full matrix, every off-diagonal cell a local link with a latency and a bandwidth. */
+    @Test
+    @Timeout(60)
+    void topologyPrintsTheRankMatrixWithMeasuredLinks() throws Exception {
+        int p = 3;
+        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
+        AtomicReference<String> table = new AtomicReference<>();
+        AtomicReference<Throwable> err = new AtomicReference<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            int rank = r;
+            threads.add(Thread.ofPlatform().start(() -> {
+                var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES));
+                try (ProcessGroup g = ProcessGroup.create(t[rank], o)) {
+                    String s = Topology.measure(g, 50, 1 << 20, 2);
+                    if (rank == 0) table.set(s);
+                    else assertThat(s).isEmpty();
+                } catch (Throwable e) {
+                    err.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (Thread th : threads) th.join();
+        if (err.get() != null) throw new AssertionError(err.get());
+        String[] lines = table.get().split("\n");
+        assertThat(lines[0]).contains("rank 0", "rank 1", "rank 2");
+        for (int r = 0; r < p; r++) {
+            String row = lines[1 + r];
+            assertThat(row).startsWith("rank " + r).contains("X");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("LOCAL ([0-9.]+)us ([0-9.]+)GB/s").matcher(row);
+            int cells = 0;
+            while (m.find()) {
+                assertThat(Double.parseDouble(m.group(1))).isPositive();
+                assertThat(Double.parseDouble(m.group(2))).isPositive();
+                cells++;
+            }
+            assertThat(cells).as(row).isEqualTo(p - 1);
+        }
+    }
+
     static List<BenchResult> runInProcess(int p, BenchConfig c) throws Exception {
         LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
         AtomicReference<List<BenchResult>> out = new AtomicReference<>();
