@@ -8,40 +8,71 @@ import dev.jtrain.tensor.kernel.Parallel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.IntToDoubleFunction;
 
 /**
  * The denominator of MFU when the user gives none: this machine's SGEMM throughput at 1024³ on the kernel threads
  * (what `jtrain bench matmul` reports). A measurement taken while other work shares the cores would understate the
  * peak (and overstate MFU, even past 100%), so the best of three runs is kept per thread count in
- * {@code ~/.cache/jtrain/peak-gflops.json} and only ever raised.
+ * {@code ~/.cache/jtrain/peak-gflops.json}, and re-measured after a run that beat it (see
+ * {@link #remeasureAfterBeaten}); it is only ever raised.
  */
 final class PeakFlops {
     private PeakFlops() {}
 
-    static double measure() {
-        int threads = Parallel.threads();
-        String key = "threads-" + threads;
-        Path cache = cacheFile();
-        ObjectMapper json = new ObjectMapper();
-        ObjectNode root = json.createObjectNode();
-        try {
-            if (Files.isRegularFile(cache)) root = (ObjectNode) json.readTree(cache.toFile());
-        } catch (IOException | ClassCastException e) {
-            root = json.createObjectNode(); // a damaged cache is re-measured, never fatal
-        }
-        double cached = root.path(key).asDouble(0);
+    static double measure() { return measure(cacheFile(), Parallel.threads(), PeakFlops::bestOfThree); }
+
+    /** @param gflopsOf measures the peak at a thread count (the best of three SGEMM runs; replaced in tests) */
+    static double measure(Path cache, int threads, IntToDoubleFunction gflopsOf) {
+        ObjectNode root = load(cache);
+        double cached = root.path(key(threads)).asDouble(0);
+        if (cached > 0) return cached * 1e9;
+        double best = gflopsOf.applyAsDouble(threads);
+        store(cache, root, threads, best);
+        return best * 1e9;
+    }
+
+    /**
+     * A run whose model FLOP/s beat the peak proves the cached peak wrong (it was measured while the cores were
+     * busy, and a cached figure is not re-measured on its own): measures again now that training is over and keeps
+     * the new figure if it is higher. Returns the peak to report MFU against, in FLOP/s.
+     */
+    static double remeasureAfterBeaten(double cachedPeakFlops) {
+        return remeasureAfterBeaten(cachedPeakFlops, cacheFile(), Parallel.threads(), PeakFlops::bestOfThree);
+    }
+
+    static double remeasureAfterBeaten(double cachedPeakFlops, Path cache, int threads, IntToDoubleFunction gflopsOf) {
+        double fresh = gflopsOf.applyAsDouble(threads) * 1e9;
+        if (fresh > cachedPeakFlops) store(cache, load(cache), threads, fresh / 1e9);
+        return Math.max(fresh, cachedPeakFlops);
+    }
+
+    private static String key(int threads) { return "threads-" + threads; }
+
+    private static double bestOfThree(int threads) {
         double best = 0;
-        if (cached <= 0) {
-            for (int i = 0; i < 3; i++) best = Math.max(best, MatmulBenchmark.run(1024, 1024, 1024, threads).gflops());
-            root.put(key, best);
-            try {
-                Files.createDirectories(cache.getParent());
-                json.writerWithDefaultPrettyPrinter().writeValue(cache.toFile(), root);
-            } catch (IOException e) {
-                System.err.println("jtrain: could not cache peak FLOP/s in " + cache + ": " + e.getMessage());
-            }
+        for (int i = 0; i < 3; i++) best = Math.max(best, MatmulBenchmark.run(1024, 1024, 1024, threads).gflops());
+        return best;
+    }
+
+    private static ObjectNode load(Path cache) {
+        ObjectMapper json = new ObjectMapper();
+        try {
+            if (Files.isRegularFile(cache)) return (ObjectNode) json.readTree(cache.toFile());
+        } catch (IOException | ClassCastException e) {
+            // a damaged cache is re-measured, never fatal
         }
-        return Math.max(best, cached) * 1e9;
+        return json.createObjectNode();
+    }
+
+    private static void store(Path cache, ObjectNode root, int threads, double gflops) {
+        root.put(key(threads), gflops);
+        try {
+            Files.createDirectories(cache.getParent());
+            new ObjectMapper().writerWithDefaultPrettyPrinter().writeValue(cache.toFile(), root);
+        } catch (IOException e) {
+            System.err.println("jtrain: could not cache peak FLOP/s in " + cache + ": " + e.getMessage());
+        }
     }
 
     static Path cacheFile() {

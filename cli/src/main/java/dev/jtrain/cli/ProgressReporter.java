@@ -27,6 +27,8 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
     final List<Float> losses = new ArrayList<>();
     final List<Integer> evalSteps = new ArrayList<>();
     final List<Float> valLosses = new ArrayList<>();
+    /** The best step's MFU: above 1, the peak it is measured against must be too low. */
+    double maxMfu;
 
     ProgressReporter(MetricsLog log, int maxSteps, double maxSeconds, boolean fancy, int every) {
         this.log = log;
@@ -49,6 +51,7 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         log.write("step", m);
         steps.add(m.step());
         losses.add(m.loss());
+        maxMfu = Math.max(maxMfu, m.mfu());
         double perStep = m.elapsedSeconds() / (m.step() + 1);
         double eta = (maxSteps - m.step() - 1) * perStep;
         if (maxSeconds > 0) eta = Math.min(eta, Math.max(0, maxSeconds - m.elapsedSeconds()));
