@@ -106,6 +106,7 @@ final class CheckpointLoader {
         }
 
         StagingPool.Buffer buf = staging.acquire(size);
+        List<Work> inFlight = new ArrayList<>();
         try (PieceReader reader = new PieceReader(dir, plans)) {
             long r0 = System.nanoTime();
             String error = null;
@@ -124,7 +125,6 @@ final class CheckpointLoader {
             //    read and verified, then reads i+1 while i travels (and the other ranks issue their receives up front),
             //    so disk reads and broadcasts overlap instead of running one after the other. A reader that failed still
             //    broadcasts (garbage) to keep every rank's collectives in step; the agreement below then rejects the load.
-            List<Work> inFlight = new ArrayList<>();
             long broadcastBytes = 0;
             for (int i = 0; i < plans.size(); i++) {
                 if (rootOf[i] < 0) continue;
@@ -190,7 +190,12 @@ final class CheckpointLoader {
             spans.span("ckpt load apply", b1, t1);
             return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0);
         } finally {
-            staging.release(buf);
+            // Only a broadcast that succeeded is known to be done with the buffer: one failed by the watchdog may still
+            // be receiving into it on the communication thread, so such a buffer is freed, never handed out again.
+            boolean settled = true;
+            for (Work w : inFlight) settled &= w.isSuccess();
+            if (settled) staging.release(buf);
+            else staging.discard(buf);
         }
     }
 }

@@ -62,6 +62,16 @@ public final class StagingPool implements AutoCloseable {
         free.add(b);
     }
 
+    /**
+     * Frees a buffer instead of pooling it: for one that a failed collective may still be writing into (a timed-out
+     * broadcast keeps running on the communication thread). Freeing a shared arena makes any such late access fail
+     * rather than land in a buffer that a later save or load was handed.
+     */
+    public synchronized void discard(Buffer b) {
+        allocatedBytes -= b.segment().byteSize();
+        b.arena().close();
+    }
+
     /** Buffers allocated so far (a steady state of repeated saves allocates none). */
     public synchronized int allocations() {
         return allocations;

@@ -34,8 +34,8 @@ final class PeakFlops {
 
     /**
      * A run whose model FLOP/s beat the peak proves the cached peak wrong (it was measured while the cores were
-     * busy, and a cached figure is not re-measured on its own): measures again now that training is over and keeps
-     * the new figure if it is higher. Returns the peak to report MFU against, in FLOP/s.
+     * busy, and a cached figure is not re-measured on its own): measures again now that training is over and caches
+     * the new figure if it is higher. Returns the new measurement, in FLOP/s.
      */
     static double remeasureAfterBeaten(double cachedPeakFlops) {
         return remeasureAfterBeaten(cachedPeakFlops, cacheFile(), Parallel.threads(), PeakFlops::bestOfThree);
@@ -44,7 +44,7 @@ final class PeakFlops {
     static double remeasureAfterBeaten(double cachedPeakFlops, Path cache, int threads, IntToDoubleFunction gflopsOf) {
         double fresh = gflopsOf.applyAsDouble(threads) * 1e9;
         if (fresh > cachedPeakFlops) store(cache, load(cache), threads, fresh / 1e9);
-        return Math.max(fresh, cachedPeakFlops);
+        return fresh;
     }
 
     private static String key(int threads) { return "threads-" + threads; }

@@ -204,10 +204,16 @@ final class TrainCommand implements Callable<Integer> {
             // A step beat the cached SGEMM peak: that peak was measured on busy cores. The other ranks are done, so
             // the cores are free now: measure again, cache it for later runs, and report against it.
             double fresh = PeakFlops.remeasureAfterBeaten(peak);
-            console.printf("%nnote: steps reached %.0f%% MFU against the cached peak of %.1f GFLOP/s per process (%s), which"
-                            + " must have been measured while the cores were busy; re-measured now: %.1f GFLOP/s, cached for later runs%n",
-                    100 * bestStepMfu, peak / 1e9, PeakFlops.cacheFile(), fresh / 1e9);
-            mfu *= peak / fresh;
+            if (fresh > peak) {
+                console.printf("%nnote: steps reached %.0f%% MFU against the cached peak of %.1f GFLOP/s per process (%s), which"
+                                + " must have been measured while the cores were busy; re-measured now: %.1f GFLOP/s, cached for later runs%n",
+                        100 * bestStepMfu, peak / 1e9, PeakFlops.cacheFile(), fresh / 1e9);
+                mfu *= peak / fresh;
+            } else {
+                console.printf("%nnote: steps reached %.0f%% MFU, yet SGEMM measures %.1f GFLOP/s per process now (cached: %.1f);"
+                                + " the cores may be busy, or the model's FLOP count overstates its work; --peak-gflops sets the peak%n",
+                        100 * bestStepMfu, fresh / 1e9, peak / 1e9);
+            }
         }
         console.printf("%ndone: %d steps in %s, %,.0f tokens/s, MFU %.1f%%; val loss %.4f nats/token "
                         + "(unigram entropy of the data: %.4f)%n",

@@ -132,11 +132,26 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
      * order is kept because the call starts only after its predecessors.
      */
     CommWork runInlineWhenIdle(OpDescriptor d, String description, BufferGuard guard, Body body) {
-        long idle = 0;
+        if (Thread.currentThread() == thread) {
+            // Called from a completion callback: the work it would wait for is this very thread's.
+            CommWork w = new CommWork(description, thread);
+            boolean ignored = w.fail(new CommException(description + ": a blocking collective on a confined buffer was called from the"
+                    + " group's communication thread (a Work callback); it would wait for itself. Call it from another"
+                    + " thread, or use a shared/heap buffer"));
+            return w;
+        }
+        long idle = 0, deadline = System.nanoTime() + 2 * TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
             if (closed) return submit(d, description, guard, body); // fails at once, naming the closed group
             CommWork w = runInlineIfIdle(d, description, guard, body);
             if (w != null) return w;
+            if (System.nanoTime() - deadline > 0) { // predecessors should have failed by their own timeouts long ago
+                CommWork failed = new CommWork(description, thread);
+                boolean ignored = failed.fail(new CommTimeoutException(description + ": earlier collectives of group " + groupLabel
+                        + " were still running after " + 2 * timeoutMs + " ms, so this blocking call on a confined buffer"
+                        + " never got to run on the caller"));
+                return failed;
+            }
             // Predecessors still run (each bounded by its own timeout): spin briefly, then sleep in short steps.
             if (++idle < 1_000) Thread.onSpinWait();
             else java.util.concurrent.locks.LockSupport.parkNanos(20_000);

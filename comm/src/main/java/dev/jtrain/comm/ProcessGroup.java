@@ -418,6 +418,7 @@ public final class ProcessGroup implements AutoCloseable {
             Work w = engine.runInlineIfIdle(d, describe(d), guard, body);
             if (w != null) return w;
         } else if (callerOnly) {
+            seq.compareAndSet(d.seq(), d.seq() - 1); // never ran: give its number back so the ranks stay in step
             throw new IllegalArgumentException(describe(d) + ": an async collective runs on the group's communication thread,"
                     + " but a buffer belongs to a confined arena only this thread may access; allocate it from"
                     + " Arena.ofShared(), Arena.ofAuto() or the heap, or use the blocking form");

@@ -71,6 +71,40 @@ class AsyncCollectivesTest {
         });
     }
 
+    /**
+     * From a Work callback (the communication thread) a blocking call on a confined buffer would wait for itself.
+     * Rank 1 joins late, so rank 0's callback is registered before its all-reduce completes and runs on the
+     * communication thread; only rank 0 makes the nested call (it fails locally, without talking to anyone).
+     */
+    @Test
+    @Timeout(30)
+    void aBlockingCallOnAConfinedBufferFromACallbackFailsAtOnceInsteadOfWaitingForItself() throws Exception {
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            if (g.rank() == 1) {
+                Thread.sleep(300);
+                g.allReduceAsync(new float[16], 0, 16, ReduceOp.SUM).waitFor();
+                return;
+            }
+            java.util.concurrent.CompletableFuture<Throwable> seen = new java.util.concurrent.CompletableFuture<>();
+            Work w = g.allReduceAsync(new float[16], 0, 16, ReduceOp.SUM);
+            Thread caller = Thread.currentThread();
+            w.future().whenComplete((v, e) -> {
+                if (Thread.currentThread() == caller) {
+                    seen.complete(new AssertionError("callback ran on the caller; the test needs the communication thread"));
+                    return;
+                }
+                try (java.lang.foreign.Arena mine = java.lang.foreign.Arena.ofConfined()) {
+                    g.allReduce(mine.allocate(8), 1, DType.INT64, ReduceOp.SUM);
+                    seen.complete(new AssertionError("the nested blocking call returned"));
+                } catch (Throwable t) {
+                    seen.complete(t);
+                }
+            });
+            w.waitFor();
+            assertThat(seen.get(10, TimeUnit.SECONDS)).isInstanceOf(CommException.class).hasMessageContaining("wait for itself");
+        });
+    }
+
     @Test
     @Timeout(30)
     void aBlockingCallWaitsForEarlierAsyncWorkAndThenRunsInline() throws Exception {

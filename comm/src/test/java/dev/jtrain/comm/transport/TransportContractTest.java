@@ -153,7 +153,7 @@ public abstract class TransportContractTest {
     }
 
     /** acc = 3·acc + in: not commutative, so folding the wrong way round, twice, or not at all shows. */
-    private static final Combiner TRIPLE_PLUS = new Combiner() {
+    protected static final Combiner TRIPLE_PLUS = new Combiner() {
         @Override public int elementBytes() { return 4; }
 
         @Override public void combine(MemorySegment acc, MemorySegment in, long elements) {

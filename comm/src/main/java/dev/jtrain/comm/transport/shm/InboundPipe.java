@@ -214,7 +214,12 @@ final class InboundPipe {
         String why = now ? liveness.checkNow(nowNanos) : liveness.check(nowNanos);
         if (why == null) return null;
         long tail = (long) LONG.getAcquire(ring, TAIL_OFFSET);
-        return tail - head > 0 ? null : why; // drain what it sent before going
+        long unread = tail - head;
+        // Drain what it sent before going; but a combining receive only takes whole elements, so the first bytes of
+        // an element whose rest never came are all that is left of a dead sender, not data still to deliver.
+        Combiner c = headerFill == FRAME_HEADER_LENGTH && msgDst != null && msgRecv != null ? msgRecv.combiner : null;
+        boolean drained = unread <= 0 || (c != null && unread < c.elementBytes());
+        return drained ? why : null;
     }
 
     /** Fails every posted receive and every later one; buffered messages still deliver. */

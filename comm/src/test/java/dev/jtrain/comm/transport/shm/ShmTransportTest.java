@@ -7,6 +7,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -44,6 +46,38 @@ class ShmTransportTest extends TransportContractTest {
     @AfterEach
     void noRingFilesLeft() throws IOException {
         assertThat(leftovers()).isEmpty();
+    }
+
+    /**
+     * A 3-byte message shifts the ring off the 4-byte grid, then a sender fills the 64 KiB ring and goes away in the
+     * middle of a float (65,501 payload bytes fit). A combining receive takes whole floats only, so one byte stays
+     * unread for good: that must count as drained, and the receive fail at once naming the sender, not wait for
+     * its 20 s timeout.
+     */
+    @Test
+    void aSenderGoneInTheMiddleOfAnElementFailsACombiningReceivePromptly() throws Exception {
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            t[0].send(1, 2, random(3, seed));
+            Thread sender = Thread.ofPlatform().start(() -> {
+                try {
+                    t[0].send(1, 2, MemorySegment.ofArray(new float[100_000]));
+                } catch (RuntimeException expected) {
+                    // its transport is closed under it
+                }
+            });
+            sleep(300); // the ring is full and the send is stuck
+            t[0].close();
+            sender.join();
+            t[1].recv(0, 2, Arena.ofAuto().allocate(3));
+            long t0 = System.nanoTime();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> t[1].sendRecvCombine(-1, MemorySegment.NULL, 0,
+                            MemorySegment.ofArray(new float[100_000]), 2, TRIPLE_PLUS))
+                    .isInstanceOf(dev.jtrain.comm.CommException.class).hasMessageContaining("peer rank 0");
+            assertThat((System.nanoTime() - t0) / 1e9).isLessThan(5.0);
+        } finally {
+            closeAll(t);
+        }
     }
 
     @Test
