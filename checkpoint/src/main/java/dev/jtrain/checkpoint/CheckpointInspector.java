@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * Offline access to a committed checkpoint, for tools ({@code jtrain ckpt verify | consolidate}): verify every piece
@@ -66,11 +65,7 @@ public final class CheckpointInspector {
         if (!r.contains(p.tensor())) return "missing from the file";
         var info = r.info(p.tensor());
         if (info.byteLength() != p.byteLength()) return "holds " + info.byteLength() + " bytes, metadata says " + p.byteLength();
-        CRC32C crc = new CRC32C();
-        MemorySegment seg = r.bytes(p.tensor());
-        for (long done = 0; done < seg.byteSize(); done += 1L << 26)
-            crc.update(seg.asSlice(done, Math.min(1L << 26, seg.byteSize() - done)).asByteBuffer());
-        String got = String.format("%08x", crc.getValue());
+        String got = Crc32c.hex(r.bytes(p.tensor()));
         return got.equals(p.crc32c()) ? null : "CRC32C " + got + " does not match the saved " + p.crc32c();
     }
 

@@ -196,7 +196,7 @@ public final class Checkpointer implements AutoCloseable {
                         plan.layout().get(rank).shards(), buf.segment(),
                         Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())));
                 List<String> crcs = new ArrayList<>();
-                for (long c : w.crc32c()) crcs.add(String.format("%08x", c));
+                for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
                 report = new RankReport(rank, plan.hashCode(), file, w.fileBytes(), w.dataStart(), crcs, meta, null);
             } catch (IOException | RuntimeException e) {
                 report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,

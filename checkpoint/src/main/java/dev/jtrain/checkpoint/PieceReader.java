@@ -17,7 +17,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.zip.CRC32C;
 
 /**
  * Reads saved pieces of one checkpoint into staging and verifies each: the shard file's safetensors header (parsed
@@ -72,10 +71,7 @@ final class PieceReader implements AutoCloseable {
         } catch (IOException e) {
             throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): cannot read: " + e, e);
         }
-        CRC32C crc = new CRC32C();
-        for (long off = 0; off < dst.byteSize(); off += CHUNK_BYTES)
-            crc.update(dst.asSlice(off, Math.min(CHUNK_BYTES, dst.byteSize() - off)).asByteBuffer());
-        String got = String.format("%08x", crc.getValue());
+        String got = Crc32c.hex(dst);
         if (!got.equals(p.crc32c()))
             throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): CRC32C "
                     + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");

@@ -134,11 +134,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     CommWork runInlineWhenIdle(OpDescriptor d, String description, BufferGuard guard, Body body) {
         if (Thread.currentThread() == thread) {
             // Called from a completion callback: the work it would wait for is this very thread's.
-            CommWork w = new CommWork(description, thread);
-            boolean ignored = w.fail(new CommException(description + ": a blocking collective on a confined buffer was called from the"
-                    + " group's communication thread (a Work callback); it would wait for itself. Call it from another"
-                    + " thread, or use a shared/heap buffer"));
-            return w;
+            return failed(description, new CommException(description + ": a blocking collective on a confined buffer was called"
+                    + " from the group's communication thread (a Work callback); it would wait for itself. Call it from"
+                    + " another thread, or use a shared/heap buffer"));
         }
         long idle = 0, deadline = System.nanoTime() + 2 * TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
@@ -146,16 +144,20 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
             CommWork w = runInlineIfIdle(d, description, guard, body);
             if (w != null) return w;
             if (System.nanoTime() - deadline > 0) { // predecessors should have failed by their own timeouts long ago
-                CommWork failed = new CommWork(description, thread);
-                boolean ignored = failed.fail(new CommTimeoutException(description + ": earlier collectives of group " + groupLabel
+                return failed(description, new CommTimeoutException(description + ": earlier collectives of group " + groupLabel
                         + " were still running after " + 2 * timeoutMs + " ms, so this blocking call on a confined buffer"
                         + " never got to run on the caller"));
-                return failed;
             }
             // Predecessors still run (each bounded by its own timeout): spin briefly, then sleep in short steps.
             if (++idle < 1_000) Thread.onSpinWait();
             else java.util.concurrent.locks.LockSupport.parkNanos(20_000);
         }
+    }
+
+    private CommWork failed(String description, CommException cause) {
+        CommWork w = new CommWork(description, thread);
+        boolean ignored = w.fail(cause);
+        return w;
     }
 
     /** Runs a point-to-point operation on the calling thread with the same watchdog and error wrapping. */

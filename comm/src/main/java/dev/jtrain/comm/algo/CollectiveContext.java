@@ -142,33 +142,26 @@ public final class CollectiveContext {
      * it lands in {@code scratch} (at least {@code acc}'s size) and is reduced after. Either side may be empty.
      */
     public void sendRecvReduce(int to, MemorySegment src, int from, MemorySegment acc, MemorySegment scratch) {
-        long n = acc.byteSize();
-        if (n == 0) {
-            send(to, src);
-            return;
-        }
-        int target = src.byteSize() == 0 ? -1 : to;
-        if (fusedReduce() && transport.combinesOnArrival(target, from)) {
-            lastPeer = from;
-            transport.sendRecvCombine(target, target < 0 ? src : outbound(to, src), from, acc, tag(0), combiner);
-            return;
-        }
-        MemorySegment in = scratch.asSlice(0, n);
-        sendRecv(to, src, from, in);
-        reduce(acc, acc, in, n / dtype.byteSize());
+        if (acc.byteSize() == 0) send(to, src);
+        else reduceFrom(0, src.byteSize() == 0 ? -1 : to, src, from, acc, scratch);
     }
 
     /** Receives a block from {@code from} on {@code channel} and reduces it into {@code acc}, fused where the link can. */
     public void recvReduce(int channel, int from, MemorySegment acc, MemorySegment scratch) {
+        if (acc.byteSize() > 0) reduceFrom(channel, -1, MemorySegment.NULL, from, acc, scratch);
+    }
+
+    /** {@code to < 0}: receive only. Only channel 0 carries a send (as in {@link #sendRecv}). */
+    private void reduceFrom(int channel, int to, MemorySegment src, int from, MemorySegment acc, MemorySegment scratch) {
         long n = acc.byteSize();
-        if (n == 0) return;
-        if (fusedReduce() && transport.combinesOnArrival(-1, from)) {
+        if (fusedReduce() && transport.combinesOnArrival(to, from)) {
             lastPeer = from;
-            transport.sendRecvCombine(-1, MemorySegment.NULL, from, acc, tag(channel), combiner);
+            transport.sendRecvCombine(to, to < 0 ? src : outbound(to, src), from, acc, tag(channel), combiner);
             return;
         }
         MemorySegment in = scratch.asSlice(0, n);
-        recv(channel, from, in);
+        if (to < 0) recv(channel, from, in);
+        else sendRecv(to, src, from, in);
         reduce(acc, acc, in, n / dtype.byteSize());
     }
 

@@ -18,6 +18,15 @@ public interface Combiner {
     /** {@code acc[i] = acc[i] (op) in[i]} for {@code elements} elements; both segments hold at least that many. */
     void combine(MemorySegment acc, MemorySegment in, long elements);
 
+    /**
+     * Delivers a message that was buffered before its receive was posted: copied into {@code dst}, or folded into it
+     * when {@code c} is not null (then the transport owes no second pass: the buffered copy is read once here).
+     */
+    static void deliverBuffered(MemorySegment msg, MemorySegment dst, Combiner c) {
+        if (c == null) MemorySegment.copy(msg, 0, dst, 0, msg.byteSize());
+        else c.combine(dst, msg, msg.byteSize() / c.elementBytes());
+    }
+
     /** Rejects a destination that is not whole elements (its last partial element could never be folded). */
     static void requireWholeElements(MemorySegment acc, Combiner c) {
         if (acc.byteSize() % c.elementBytes() != 0) {

@@ -46,25 +46,12 @@ class CommBenchmarkTest {
     @Timeout(60)
     void topologyPrintsTheRankMatrixWithMeasuredLinks() throws Exception {
         int p = 3;
-        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
         AtomicReference<String> table = new AtomicReference<>();
-        AtomicReference<Throwable> err = new AtomicReference<>();
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < p; r++) {
-            int rank = r;
-            threads.add(Thread.ofPlatform().start(() -> {
-                var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES));
-                try (ProcessGroup g = ProcessGroup.create(t[rank], o)) {
-                    String s = Topology.measure(g, 50, 1 << 20, 2);
-                    if (rank == 0) table.set(s);
-                    else assertThat(s).isEmpty();
-                } catch (Throwable e) {
-                    err.compareAndSet(null, e);
-                }
-            }));
-        }
-        for (Thread th : threads) th.join();
-        if (err.get() != null) throw new AssertionError(err.get());
+        onRanks(p, (rank, g) -> {
+            String s = Topology.measure(g, 50, 1 << 20, 2);
+            if (rank == 0) table.set(s);
+            else assertThat(s).isEmpty();
+        });
         String[] lines = table.get().split("\n");
         assertThat(lines[0]).contains("rank 0", "rank 1", "rank 2");
         for (int r = 0; r < p; r++) {
@@ -82,8 +69,21 @@ class CommBenchmarkTest {
     }
 
     static List<BenchResult> runInProcess(int p, BenchConfig c) throws Exception {
-        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
         AtomicReference<List<BenchResult>> out = new AtomicReference<>();
+        onRanks(p, (rank, g) -> {
+            List<BenchResult> res = CommBenchmark.run(g, c);
+            if (rank == 0) out.set(res);
+        });
+        return out.get();
+    }
+
+    interface RankBody {
+        void run(int rank, ProcessGroup g) throws Exception;
+    }
+
+    /** {@code p} ranks as threads over the in-process transport; rethrows the first failure. */
+    static void onRanks(int p, RankBody body) throws Exception {
+        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
         AtomicReference<Throwable> err = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int r = 0; r < p; r++) {
@@ -91,8 +91,7 @@ class CommBenchmarkTest {
             threads.add(Thread.ofPlatform().start(() -> {
                 var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES));
                 try (ProcessGroup g = ProcessGroup.create(t[rank], o)) {
-                    List<BenchResult> res = CommBenchmark.run(g, c);
-                    if (rank == 0) out.set(res);
+                    body.run(rank, g);
                 } catch (Throwable e) {
                     err.compareAndSet(null, e);
                 }
@@ -100,6 +99,5 @@ class CommBenchmarkTest {
         }
         for (Thread th : threads) th.join();
         if (err.get() != null) throw new AssertionError(err.get());
-        return out.get();
     }
 }

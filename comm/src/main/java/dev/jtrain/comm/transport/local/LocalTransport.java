@@ -69,7 +69,7 @@ public final class LocalTransport implements Transport {
         Combiner.requireWholeElements(acc, combiner);
         if (to >= 0) send(to, tag, src);
         byte[] msg = take(from, tag, acc.byteSize(), "sendRecvCombine");
-        combiner.combine(acc, MemorySegment.ofArray(msg), msg.length / combiner.elementBytes());
+        Combiner.deliverBuffered(MemorySegment.ofArray(msg), acc, combiner);
     }
 
     @Override public boolean combinesOnArrival(int to, int from) { return true; }

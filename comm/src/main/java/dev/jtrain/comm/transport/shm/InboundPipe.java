@@ -77,19 +77,13 @@ final class InboundPipe {
         MemorySegment early = q == null ? null : q.pollFirst();
         if (early != null) {
             if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
-            deliver(early, r);
+            Combiner.deliverBuffered(early, r.dst, r.combiner);
             r.state = DONE;
             return r;
         }
         if (failure != null) throw new CommException(failure.getMessage(), failure);
         posted.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(r);
         return r;
-    }
-
-    /** A message buffered before its receive was posted: copied into, or folded into, the receive's buffer. */
-    private static void deliver(MemorySegment msg, Recv r) {
-        if (r.combiner == null) MemorySegment.copy(msg, 0, r.dst, 0, msg.byteSize());
-        else r.combiner.combine(r.dst, msg, msg.byteSize() / r.combiner.elementBytes());
     }
 
     private CommException mismatch(long expected, long sent) {
@@ -181,7 +175,7 @@ final class InboundPipe {
                 late.error = mismatch(late.dst.byteSize(), msgLength);
                 late.state = FAILED;
             } else {
-                deliver(msgDst, late);
+                Combiner.deliverBuffered(msgDst, late.dst, late.combiner);
                 late.state = DONE;
             }
         }

@@ -154,13 +154,7 @@ final class PostedRecvs {
             throw new CommException(where.get() + ": length mismatch, receiver expects " + p.dst.byteSize()
                     + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
         }
-        deliver(msg, p);
-    }
-
-    /** A message buffered before its receive was posted: copied into, or folded into, the receive's buffer. */
-    private static void deliver(MemorySegment msg, Posted p) {
-        if (p.combiner == null) MemorySegment.copy(msg, 0, p.dst, 0, msg.byteSize());
-        else p.combiner.combine(p.dst, msg, msg.byteSize() / p.combiner.elementBytes());
+        Combiner.deliverBuffered(msg, p.dst, p.combiner);
     }
 
     /**
@@ -206,7 +200,7 @@ final class PostedRecvs {
             Posted p = q == null ? null : q.pollFirst();
             if (p != null) {
                 if (msg.byteSize() == p.dst.byteSize()) {
-                    deliver(msg, p);
+                    Combiner.deliverBuffered(msg, p.dst, p.combiner);
                     p.state = DONE;
                 } else {
                     p.state = FAILED;
