@@ -9,7 +9,7 @@
 # usage: bench/ckpt_vs_torch.sh [REPS]     needs: cli built (./jtrain or mvn install); JTRAIN_PEERS_DIR with ckpt_bench.py, env.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-REPS="${1:-3}"
+REPS="${1:-5}"
 PEERS="${JTRAIN_PEERS_DIR:-}"
 [ -n "$PEERS" ] && [ -f "$PEERS/ckpt_bench.py" ] || {
   echo "ckpt_vs_torch: set JTRAIN_PEERS_DIR to the peers directory (ckpt_bench.py, dcp_compat.py, env.sh)" >&2; exit 2; }

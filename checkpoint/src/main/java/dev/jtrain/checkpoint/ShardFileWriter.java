@@ -29,36 +29,41 @@ import java.util.zip.CRC32C;
 final class ShardFileWriter {
     /** Large writes (fewer syscalls), small enough that write-back of one overlaps copying the next. */
     private static final long CHUNK_BYTES = 16L << 20;
+    /** Where the data section starts: a multiple of this (the page and the largest logical block size). */
+    static final int DATA_ALIGN = 4096;
 
     /** What was written: file size, where the data section starts, and each piece's CRC32C (in write order). */
     record Written(long fileBytes, long dataStart, long[] crc32c) {}
 
     private ShardFileWriter() {}
 
+    /**
+     * Writes the shard file; {@code direct} asks for O_DIRECT (see {@link PosixWriter}), which the data section's
+     * alignment allows: the header is padded to {@link #DATA_ALIGN} and {@code staging} is page-aligned and sized in
+     * whole MiB, so every chunk but the last is aligned, and the last is written rounded up and the file cut back.
+     */
     static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, MemorySegment staging,
-                         Map<String, String> headerMetadata) throws IOException {
+                         Map<String, String> headerMetadata, boolean direct) throws IOException {
         byte[] header = header(items, local, headerMetadata);
         long dataStart = SafetensorsLayout.HEADER_LENGTH_BYTES + header.length;
         long dataBytes = items.isEmpty() ? 0 : items.getLast().begin() + items.getLast().bytes();
         long[] crcs = new long[items.size()];
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         if (PosixWriter.available()) {
-            try (PosixWriter out = new PosixWriter(tmp); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
-                MemorySegment h = a.allocate(dataStart);
+            try (PosixWriter out = new PosixWriter(tmp, direct); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+                MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
                 h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
                 MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
                 out.write(h, 0);
-                CRC32C crc = new CRC32C();
-                for (int i = 0; i < items.size(); i++) {
-                    WriteItem w = items.get(i);
-                    crc.reset();
-                    for (long done = 0; done < w.bytes(); done += CHUNK_BYTES) {
-                        MemorySegment chunk = staging.asSlice(w.begin() + done, Math.min(CHUNK_BYTES, w.bytes() - done));
-                        crc.update(chunk.asByteBuffer());
-                        out.write(chunk, dataStart + w.begin() + done); // write-back of this chunk starts now
-                    }
-                    crcs[i] = crc.getValue();
+                long padded = (dataBytes + PosixWriter.DIRECT_ALIGN - 1) / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN;
+                boolean roundUp = out.direct() && padded <= staging.byteSize();
+                Crcs crc = new Crcs(items, crcs);
+                for (long done = 0; done < dataBytes; done += CHUNK_BYTES) {
+                    long n = Math.min(CHUNK_BYTES, dataBytes - done);
+                    crc.update(staging, done, n);
+                    out.write(staging.asSlice(done, roundUp ? Math.min(CHUNK_BYTES, padded - done) : n), dataStart + done);
                 }
+                if (roundUp && padded != dataBytes) out.truncate(dataStart + dataBytes);
                 out.fsync();
             }
             if (Files.size(tmp) != dataStart + dataBytes)
@@ -71,17 +76,11 @@ final class ShardFileWriter {
             ByteBuffer h = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
             h.putLong(header.length).put(header).flip();
             writeFully(ch, h);
-            CRC32C crc = new CRC32C();
-            for (int i = 0; i < items.size(); i++) {
-                WriteItem w = items.get(i);
-                crc.reset();
-                for (long done = 0; done < w.bytes(); done += CHUNK_BYTES) {
-                    long n = Math.min(CHUNK_BYTES, w.bytes() - done);
-                    ByteBuffer bb = staging.asSlice(w.begin() + done, n).asByteBuffer();
-                    crc.update(bb.duplicate());
-                    writeFully(ch, bb);
-                }
-                crcs[i] = crc.getValue();
+            Crcs crc = new Crcs(items, crcs);
+            for (long done = 0; done < dataBytes; done += CHUNK_BYTES) {
+                long n = Math.min(CHUNK_BYTES, dataBytes - done);
+                crc.update(staging, done, n);
+                writeFully(ch, staging.asSlice(done, n).asByteBuffer());
             }
             ch.force(true);
             if (ch.size() != dataStart + dataBytes)
@@ -91,11 +90,42 @@ final class ShardFileWriter {
         return new Written(dataStart + dataBytes, dataStart, crcs);
     }
 
+    /**
+     * CRC32C per item, fed chunk by chunk in file order (items are contiguous in staging): each chunk is checksummed
+     * just before it is written, while it is in cache.
+     */
+    private static final class Crcs {
+        final List<WriteItem> items;
+        final long[] out;
+        final CRC32C crc = new CRC32C();
+        int item;
+
+        Crcs(List<WriteItem> items, long[] out) {
+            this.items = items;
+            this.out = out;
+        }
+
+        void update(MemorySegment staging, long from, long n) {
+            long end = from + n;
+            while (item < items.size()) {
+                WriteItem w = items.get(item);
+                long a = Math.max(from, w.begin()), b = Math.min(end, w.begin() + w.bytes());
+                if (b > a) crc.update(staging.asSlice(a, b - a).asByteBuffer());
+                if (w.begin() + w.bytes() > end) return; // the item goes on in the next chunk
+                out[item++] = crc.getValue();
+                crc.reset();
+            }
+        }
+    }
+
     private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) ch.write(b);
     }
 
-    /** The safetensors header, padded with spaces so the data section is 8-byte aligned. */
+    /**
+     * The safetensors header, padded with spaces (which the format allows) so the data section starts on a 4 KiB
+     * boundary: direct I/O can write it, and a reader that maps the file gets page-aligned tensors.
+     */
     static byte[] header(List<WriteItem> items, List<PlannedShard> local, Map<String, String> headerMetadata) {
         ObjectNode root = Json.MAPPER.createObjectNode();
         ObjectNode meta = root.putObject(SafetensorsLayout.METADATA_KEY);
@@ -110,7 +140,7 @@ final class ShardFileWriter {
             t.putArray("data_offsets").add(w.begin()).add(w.begin() + w.bytes());
         }
         byte[] json = root.toString().getBytes(StandardCharsets.UTF_8);
-        int align = SafetensorsLayout.ALIGNMENT_BYTES;
+        int align = DATA_ALIGN;
         int padded = (json.length + SafetensorsLayout.HEADER_LENGTH_BYTES + align - 1) / align * align - SafetensorsLayout.HEADER_LENGTH_BYTES;
         byte[] out = java.util.Arrays.copyOf(json, padded);
         java.util.Arrays.fill(out, json.length, padded, (byte) ' ');

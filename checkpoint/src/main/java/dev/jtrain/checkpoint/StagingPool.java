@@ -13,7 +13,7 @@ import java.util.List;
  * overwrite bytes still being written.
  *
  * <p>Each buffer has its own arena so a buffer too small for a grown layout can be freed on its own. Buffers are
- * 4 KiB aligned (page-aligned writes, and ready for O_DIRECT).
+ * page-aligned (for O_DIRECT) and, from 2 MiB, on transparent huge pages where Linux allows it ({@link StagingMemory}).
  *
  * <p>Threading: all methods are thread-safe.
  */
@@ -47,7 +47,7 @@ public final class StagingPool implements AutoCloseable {
         free.clear();
         long size = Math.max(ROUND, (bytes + ROUND - 1) / ROUND * ROUND);
         Arena arena = Arena.ofShared();
-        Buffer b = new Buffer(arena, arena.allocate(size, ALIGN));
+        Buffer b = new Buffer(arena, StagingMemory.allocate(arena, size, ALIGN));
         allocations++;
         allocatedBytes += size;
         return b;

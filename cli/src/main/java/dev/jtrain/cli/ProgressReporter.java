@@ -1,5 +1,6 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.train.CheckpointMetrics;
 import dev.jtrain.train.EvalMetrics;
 import dev.jtrain.train.StepMetrics;
 import dev.jtrain.train.TrainListener;
@@ -71,6 +72,16 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         evalSteps.add(m.step());
         valLosses.add(m.valLoss());
         String line = String.format("eval @ step %d: train loss %.4f, val loss %.4f", m.step(), m.trainLoss(), m.valLoss());
+        if (bar != null) bar.setExtraMessage(line);
+        else plain.println(line);
+    }
+
+    @Override
+    public void onCheckpoint(CheckpointMetrics m) {
+        log.write("checkpoint", m);
+        String line = String.format("checkpoint step-%06d committed in %.2f s: %.1f MiB written by this rank; training blocked %.0f ms%s",
+                m.step(), m.commitSeconds(), m.bytesWritten() / 1048576.0, m.blockedMs() + m.snapshotWaitMs(),
+                m.async() ? String.format(" (save %.0f + snapshot wait %.0f), background CPU %.0f ms", m.blockedMs(), m.snapshotWaitMs(), m.writeCpuMs()) : "");
         if (bar != null) bar.setExtraMessage(line);
         else plain.println(line);
     }

@@ -73,15 +73,16 @@ class AsyncCollectivesTest {
 
     /**
      * From a Work callback (the communication thread) a blocking call on a confined buffer would wait for itself.
-     * Rank 1 joins late, so rank 0's callback is registered before its all-reduce completes and runs on the
+     * Rank 1 joins only once rank 0's callback is registered, so it runs when the all-reduce completes, on the
      * communication thread; only rank 0 makes the nested call (it fails locally, without talking to anyone).
      */
     @Test
     @Timeout(30)
     void aBlockingCallOnAConfinedBufferFromACallbackFailsAtOnceInsteadOfWaitingForItself() throws Exception {
+        java.util.concurrent.CountDownLatch registered = new java.util.concurrent.CountDownLatch(1);
         LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
             if (g.rank() == 1) {
-                Thread.sleep(300);
+                assertThat(registered.await(10, TimeUnit.SECONDS)).isTrue();
                 g.allReduceAsync(new float[16], 0, 16, ReduceOp.SUM).waitFor();
                 return;
             }
@@ -100,6 +101,7 @@ class AsyncCollectivesTest {
                     seen.complete(t);
                 }
             });
+            registered.countDown();
             w.waitFor();
             assertThat(seen.get(10, TimeUnit.SECONDS)).isInstanceOf(CommException.class).hasMessageContaining("wait for itself");
         });

@@ -5,4 +5,6 @@ public interface TrainListener {
     default void onStep(StepMetrics m) {}
 
     default void onEval(EvalMetrics m) {}
+
+    default void onCheckpoint(CheckpointMetrics m) {}
 }

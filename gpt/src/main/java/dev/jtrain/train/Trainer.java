@@ -45,6 +45,9 @@ public final class Trainer {
     private int checkpointEvery;
     private boolean checkpointAsync;
     private int checkpointKeepLast;
+    /** The async save not yet reported, what it blocked, and what the optimizer steps after it waited for its snapshot. */
+    private java.util.concurrent.CompletableFuture<dev.jtrain.checkpoint.SaveReport> inFlight;
+    private double inFlightBlockedMs, inFlightWaitMs;
     /** First step to run: 0, or the step a resumed checkpoint was taken after. */
     private int startStep;
 
@@ -179,6 +182,8 @@ public final class Trainer {
             long commNs = parallel.finishGradients();
             long o0 = System.nanoTime();
             float lr = schedule.lr(step);
+            // an overlapped snapshot may still be copying the parameters and optimizer state the step will change
+            if (checkpointer != null) inFlightWaitMs += checkpointer.awaitSnapshot() / 1e6;
             float norm = parallel.step(lr, config.gradClip());
             commNs += parallel.lastStepCommNanos();
             long s1 = System.nanoTime();
@@ -203,16 +208,38 @@ public final class Trainer {
                 lastVal = evaluateAndReport(step, listener, start);
                 evaluatedAt = step;
             }
+            if (inFlight != null && inFlight.isDone()) reportCheckpoint(listener, start);
             if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
                 startStep = step + 1; // what the checkpoint's trainer state records: steps done
-                checkpointer.save(checkpointDir, checkpointState(),
-                        new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast));
+                if (inFlight != null) { // the previous async save is still writing: save() waits for it
+                    checkpointer.awaitPrevious();
+                    reportCheckpoint(listener, start);
+                }
+                // async: the snapshot copy overlaps the next forward and backward (which only read the state); the
+                // next optimizer step waits for it above
+                long b0 = System.nanoTime();
+                inFlight = checkpointer.save(checkpointDir, checkpointState(),
+                        new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast, checkpointAsync));
+                inFlightBlockedMs = (System.nanoTime() - b0) / 1e6;
+                inFlightWaitMs = 0;
+                if (!checkpointAsync) reportCheckpoint(listener, start);
             }
         }
         if (checkpointer != null) checkpointer.awaitPrevious(); // the last checkpoint is durable before run returns
+        if (inFlight != null) reportCheckpoint(listener, start);
         if (evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start); // the last step's model
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
                 seconds(start));
+    }
+
+    /** Reports the save in flight, which has completed (a failed one is not reported: the next save or close throws). */
+    private void reportCheckpoint(TrainListener listener, long start) {
+        var f = inFlight;
+        inFlight = null;
+        if (f.isCompletedExceptionally()) return;
+        var r = f.join();
+        listener.onCheckpoint(new CheckpointMetrics((int) r.step(), checkpointAsync, inFlightBlockedMs, inFlightWaitMs,
+                r.totalNanos() / 1e9, r.bytesWrittenPerRank()[checkpointer.rank()], r.writeCpuNanos() / 1e6, seconds(start)));
     }
 
     private float evaluateAndReport(int step, TrainListener listener, long start) {

@@ -51,6 +51,35 @@ class TrainerCheckpointTest {
     }
 
     @Test
+    void everyCommittedCheckpointIsReportedOnceWithWhatItCost() {
+        for (boolean async : new boolean[]{false, true}) {
+            Gpt g = new Gpt(MODEL, SEED);
+            Trainer t = new Trainer(config(7), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+            List<CheckpointMetrics> seen = new ArrayList<>();
+            Path d = dir.resolve(async ? "async" : "sync");
+            try (Checkpointer c = new Checkpointer(null)) {
+                t.setCheckpointing(c, d, 2, async, 0);
+                t.run(new TrainListener() {
+                    @Override public void onCheckpoint(CheckpointMetrics m) { seen.add(m); }
+                });
+            }
+            assertThat(seen).extracting(CheckpointMetrics::step).containsExactly(2, 4, 6);
+            long stateBytes = 3L * 4 * t.parameters().data().length; // parameters and AdamW's two moments
+            for (CheckpointMetrics m : seen) {
+                assertThat(m.async()).isEqualTo(async);
+                assertThat(m.bytesWritten()).isEqualTo(stateBytes);
+                assertThat(m.commitSeconds()).isPositive();
+                // a sync save blocks for all of it (timed around the call, so a little more); an async one for less
+                if (async) assertThat(m.blockedMs()).isPositive().isLessThan(m.commitSeconds() * 1e3);
+                else assertThat(m.blockedMs()).isGreaterThanOrEqualTo(m.commitSeconds() * 1e3);
+                assertThat(m.snapshotWaitMs()).isGreaterThanOrEqualTo(0);
+                if (!async) assertThat(m.snapshotWaitMs()).isZero();
+            }
+            assertThat(CheckpointDirectory.steps(d)).hasSize(3);
+        }
+    }
+
+    @Test
     void resumeAfterACheckpointTrainsBitwiseLikeAnUninterruptedRun() {
         System.out.println("TrainerCheckpointTest seed=" + SEED);
         List<Float> straight = new ArrayList<>();
