@@ -101,8 +101,9 @@ public final class Checkpointer implements AutoCloseable {
 
     /**
      * Saves {@code state} as {@code root/step-NNNNNN}. Synchronous: returns a completed future once committed (or
-     * throws). Async: returns once the snapshot is in staging; the future completes when the checkpoint is committed
-     * on every rank, or exceptionally with a {@link CheckpointException} naming the rank and file that failed.
+     * throws). Async: returns once the snapshot is in staging (with {@link SaveOptions#overlapSnapshot()}: at once,
+     * and {@link #awaitSnapshot()} must come before the state changes); the future completes when the checkpoint is
+     * committed on every rank, or exceptionally with a {@link CheckpointException} naming the rank and file that failed.
      *
      * @throws CheckpointException if the previous async save failed (surfaced here once), or this one fails
      *                             synchronously
@@ -135,9 +136,8 @@ public final class Checkpointer implements AutoCloseable {
             CompletableFuture<Void> copied = new CompletableFuture<>();
             Job job = new Job(root, dir, options, plan, planned, buf, meta, live, copied, t0, t1);
             job.returned = System.nanoTime(); // before submitting: the writer thread sees it
-            pendingStep = options.step();
+            submit(job, buf, dir);
             snapshot = copied;
-            pending = CompletableFuture.supplyAsync(job::run, writer);
             return pending;
         }
         try {
@@ -154,9 +154,18 @@ public final class Checkpointer implements AutoCloseable {
             SaveReport r = job.run();
             return CompletableFuture.completedFuture(r);
         }
-        pendingStep = options.step();
-        pending = CompletableFuture.supplyAsync(job::run, writer);
+        submit(job, buf, dir);
         return pending;
+    }
+
+    private void submit(Job job, StagingPool.Buffer buf, Path dir) {
+        try {
+            pending = CompletableFuture.supplyAsync(job::run, writer);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            staging.release(buf);
+            throw new CheckpointException("rank " + rank + ": cannot save " + dir + ": this Checkpointer is closed", e);
+        }
+        pendingStep = job.options.step();
     }
 
     /** Copies this rank's pieces of the live tensors into staging, in the plan's (file) order. */
@@ -265,9 +274,13 @@ public final class Checkpointer implements AutoCloseable {
                     t2 = System.nanoTime();
                     spans.span("ckpt snapshot (overlapped)", c0, t2);
                     copied.complete(null);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
                     t2 = System.nanoTime();
-                    copied.completeExceptionally(e);
+                    copied.completeExceptionally(e); // never leave awaitSnapshot() waiting
+                    if (e instanceof Error err) {
+                        staging.discard(buf);
+                        throw err;
+                    }
                     staging.release(buf);
                     // still take part in the commit protocol, so no other rank waits for this one
                     report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,
