@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Distributed checkpoint of 1 GiB fp32 state (64 x 16 MiB) from 2 processes, in one run:
 #   jtrain (replicated = DDP: de-duplicated and balanced; sharded = ZeRO halves), save with fsync + commit,
-#   async-save stall, load cold (posix_fadvise DONTNEED on the files) and warm, broadcast load;
+#   what a save costs a training loop (sync / async / async with the snapshot overlapped: time blocked, and the
+#   slowdown of stand-in training steps until the commit), load cold (posix_fadvise DONTNEED on the files) and warm, broadcast load;
 #   torch 1.13 sharded checkpoint (torch.distributed._shard.checkpoint) and torch.save/torch.load (ckpt_bench.py);
 #   the disk's own ceiling: dd 1 GiB with conv=fsync.
 # Everything on the same file system (default /tmp; CKPT_BENCH_DIR overrides).

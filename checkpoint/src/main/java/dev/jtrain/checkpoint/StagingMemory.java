@@ -13,7 +13,8 @@ import java.lang.invoke.MethodHandle;
  * THP mode ("madvise") gives huge pages only to regions that ask with {@code madvise(MADV_HUGEPAGE)} before they are
  * first touched, and {@link Arena#allocate} zeroes (touches) what it returns, so large buffers are mapped here with
  * {@code mmap}, advised, then handed to the arena to {@code munmap} when it closes. Anywhere this is not possible
- * (another OS, no native access, a failed call) the arena allocates as usual.
+ * (another OS, no native access, a failed call) or wanted ({@code -Djtrain.checkpoint.hugePages=false}) the arena
+ * allocates as usual.
  */
 final class StagingMemory {
     private static final long HUGE = 2L << 20;
@@ -45,7 +46,8 @@ final class StagingMemory {
 
     /** {@code bytes} of zeroed memory aligned to {@code align} (at most 2 MiB), freed when {@code arena} closes. */
     static MemorySegment allocate(Arena arena, long bytes, long align) {
-        if (MMAP == null || bytes < HUGE) return arena.allocate(bytes, align);
+        if (MMAP == null || bytes < HUGE || "false".equals(System.getProperty("jtrain.checkpoint.hugePages")))
+            return arena.allocate(bytes, align);
         long mapped = bytes + HUGE; // room to start on a 2 MiB boundary
         MemorySegment base;
         try {

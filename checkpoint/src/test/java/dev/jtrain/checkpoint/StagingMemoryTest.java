@@ -26,6 +26,20 @@ class StagingMemoryTest {
     }
 
     @Test
+    void hugePagesCanBeTurnedOffAndTheArenaAllocatesAsUsual() {
+        System.setProperty("jtrain.checkpoint.hugePages", "false");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = StagingMemory.allocate(arena, 4L << 20, 4096);
+            assertThat(s.byteSize()).isEqualTo(4L << 20);
+            assertThat(s.address() % 4096).isZero();
+            s.set(ValueLayout.JAVA_INT, (4L << 20) - 4, 7);
+            assertThat(s.get(ValueLayout.JAVA_INT, (4L << 20) - 4)).isEqualTo(7);
+        } finally {
+            System.clearProperty("jtrain.checkpoint.hugePages");
+        }
+    }
+
+    @Test
     void smallBuffersComeFromTheArenaWithTheAskedAlignment() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = StagingMemory.allocate(arena, 1 << 20, 4096);

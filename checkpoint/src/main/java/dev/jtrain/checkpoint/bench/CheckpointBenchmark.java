@@ -144,6 +144,9 @@ public final class CheckpointBenchmark {
             add(times, "jtrain " + kind + " training stall, " + mode, stall);
             if (!mode.equals("sync")) add(times, "  " + kind + ": save() blocked, " + mode, r.stallNanos() / 1e9);
             add(times, "  " + kind + ": rank 0 CPU time of copy+CRC+write, " + mode, r.writeCpuNanos() / 1e9);
+            if (notes != null && mode.equals("sync"))
+                notes.put("jtrain " + kind + " planning later save (cache hit=" + r.planCacheHit() + ")",
+                        String.format("%.3f ms", r.planningNanos() / 1e6));
             if (notes != null && mode.contains("overlapped"))
                 notes.put("jtrain " + kind + " overlapped snapshot copy on the writer thread, rank " + pg.rank(),
                         String.format("%.1f ms", r.snapshotNanos() / 1e6));
