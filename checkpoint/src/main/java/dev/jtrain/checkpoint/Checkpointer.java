@@ -49,7 +49,7 @@ public final class Checkpointer implements AutoCloseable {
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     /**
      * Shard files bypass the page cache (O_DIRECT) unless {@code -Djtrain.checkpoint.directIo=false}. Measured on the
-     * 2-core VM of the README (bench/ckpt_vs_torch.sh): a buffered write of 512 MiB took 0.5-1.5 s of kernel CPU time
+     * 2-core VM of the README (dd, and CheckpointBenchmark with directIo on and off): a buffered write of 512 MiB took 0.2-1.8 s of CPU time
      * (page-cache copy and reclaim) that a training loop on the same cores loses, a direct one 0.03-0.05 s (CRC32C
      * included), at the same disk throughput for the save alone.
      */
