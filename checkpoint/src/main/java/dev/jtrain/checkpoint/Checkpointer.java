@@ -53,6 +53,17 @@ public final class Checkpointer implements AutoCloseable {
      * (page-cache copy and reclaim) that a training loop on the same cores loses, a direct one 0.03-0.05 s (CRC32C
      * included), at the same disk throughput for the save alone.
      */
+    /**
+     * Test hook: the overlapped snapshot waits this many milliseconds before copying, so a test can show that
+     * training which does not call {@link #awaitSnapshot()} before changing the state would leak into the checkpoint.
+     */
+    static final String SNAPSHOT_DELAY_PROPERTY = "jtrain.checkpoint.test.snapshotDelayMs";
+
+    /** This thread's CPU time (user and system), or -1 where the JVM cannot tell. */
+    private static long threadCpuNanos() {
+        return CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1;
+    }
+
     private static boolean directIo() {
         return !"false".equals(System.getProperty("jtrain.checkpoint.directIo"));
     }
@@ -264,25 +275,34 @@ public final class Checkpointer implements AutoCloseable {
         }
 
         SaveReport run() {
+            try {
+                return runUnfenced();
+            } finally {
+                // whatever happened, awaitSnapshot() must not wait for a copy that will never come
+                if (copied != null && !copied.isDone())
+                    copied.completeExceptionally(new IllegalStateException("the save of step " + options.step() + " ended before its snapshot"));
+            }
+        }
+
+        private SaveReport runUnfenced() {
             String file = GlobalPlan.fileName(rank);
             RankReport report = null;
-            long cpu0 = CPU.getCurrentThreadCpuTime();
+            long cpu0 = threadCpuNanos();
             if (live != null) {
                 c0 = System.nanoTime();
                 try {
+                    long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);
+                    if (delay > 0) Thread.sleep(delay);
                     snapshot(plan.writes().get(rank), live, buf);
                     t2 = System.nanoTime();
                     spans.span("ckpt snapshot (overlapped)", c0, t2);
                     copied.complete(null);
-                } catch (RuntimeException | Error e) {
+                } catch (RuntimeException | Error | InterruptedException e) {
                     t2 = System.nanoTime();
-                    copied.completeExceptionally(e); // never leave awaitSnapshot() waiting
-                    if (e instanceof Error err) {
-                        staging.discard(buf);
-                        throw err;
-                    }
-                    staging.release(buf);
-                    // still take part in the commit protocol, so no other rank waits for this one
+                    copied.completeExceptionally(e);
+                    if (e instanceof Error) staging.discard(buf); // the copy may have stopped anywhere: not for reuse
+                    else staging.release(buf);
+                    // still take part in the commit protocol (even after an Error), so no other rank waits for this one
                     report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,
                             "rank " + rank + " could not copy its state into staging for " + dir.resolve(file) + ": " + e);
                 }
@@ -306,7 +326,7 @@ public final class Checkpointer implements AutoCloseable {
                 }
             }
             long w1 = System.nanoTime();
-            long cpu = CPU.getCurrentThreadCpuTime() - cpu0;
+            long cpu = cpu0 < 0 ? -1 : threadCpuNanos() - cpu0;
             spans.span("ckpt write+fsync", w0, w1);
             long stall = live != null ? returned - t0 : options.async() ? t2 - t0 : -1;
             List<RankReport> all;

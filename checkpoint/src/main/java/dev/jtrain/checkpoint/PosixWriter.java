@@ -19,7 +19,7 @@ import java.nio.file.Path;
  *   into the page cache, no dirty-page write-back or reclaim on our cores: on the README's VM a buffered write of
  *   512 MiB cost 0.2-1.8 s of kernel CPU time, a direct one under 0.1 s. Needs aligned address, offset and length:
  *   the shard file's data section starts on a 4 KiB boundary and staging is page-aligned in whole MiB.</li>
- *   <li>buffered with {@code sync_file_range} (where O_DIRECT is refused, e.g. tmpfs): a checkpoint smaller than the
+ *   <li>buffered with {@code sync_file_range} (where O_DIRECT is refused, e.g. tmpfs before Linux 6.6): a checkpoint smaller than the
  *   kernel's dirty-background threshold otherwise sits in the page cache until the final {@code fsync}, so copying
  *   and disk I/O run one after the other; starting write-back of each chunk as soon as it is written
  *   (SYNC_FILE_RANGE_WRITE, non-blocking) overlaps them, as RocksDB's {@code bytes_per_sync} does.</li>
@@ -84,8 +84,8 @@ final class PosixWriter implements AutoCloseable {
     }
 
     /**
-     * Opens {@code file} for writing, with O_DIRECT if {@code direct} and the file system takes it (tmpfs, for one,
-     * does not: then buffered, see {@link #direct()}).
+     * Opens {@code file} for writing, with O_DIRECT if {@code direct} and the file system takes it (tmpfs before
+     * Linux 6.6, for one, does not: then buffered, see {@link #direct()}).
      */
     PosixWriter(Path file, boolean direct) throws IOException {
         this.file = file;
@@ -113,6 +113,16 @@ final class PosixWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * A file system that took O_DIRECT at open but refuses the writes (alignment it needs beyond 4 KiB, for one): the
+     * caller writes the file again without it.
+     */
+    static final class DirectRefused extends IOException {
+        DirectRefused(String message) {
+            super(message);
+        }
+    }
+
     /** Whether writes bypass the page cache: then address, position and length must be multiples of {@link #DIRECT_ALIGN}. */
     boolean direct() {
         return direct;
@@ -133,8 +143,11 @@ final class PosixWriter implements AutoCloseable {
             }
             if (n < 0) {
                 if (errno() == 4) continue; // EINTR
+                if (direct && errno() == EINVAL)
+                    throw new DirectRefused("pwrite " + file + " with O_DIRECT failed: errno " + EINVAL + " (EINVAL)");
                 throw failure("pwrite");
             }
+            if (n == 0) throw new IOException("pwrite " + file + " wrote nothing at offset " + (position + done));
             done += n;
         }
         if (direct) return;

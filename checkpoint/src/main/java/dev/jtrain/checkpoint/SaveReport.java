@@ -13,7 +13,8 @@ import java.nio.file.Path;
  * @param bytesWrittenPerRank tensor bytes each rank wrote (after de-duplication)
  * @param writeNanos          this rank's serialise + write + fsync + rename
  * @param writeCpuNanos       CPU time (user and system) that the overlapped snapshot, CRC32C, write, fsync and rename
- *                            took on this rank: what an async save takes from training when every core is busy
+ *                            took on this rank (-1 where the JVM cannot measure it): what an async save takes
+ *                            from training when every core is busy. The snapshot copy counts only when overlapped.
  * @param totalNanos          from the call to the commit being durable
  */
 public record SaveReport(long step, Path directory, boolean planCacheHit, long planningNanos, long snapshotNanos,

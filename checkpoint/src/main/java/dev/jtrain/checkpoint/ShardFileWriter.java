@@ -38,9 +38,8 @@ final class ShardFileWriter {
     private ShardFileWriter() {}
 
     /**
-     * Writes the shard file; {@code direct} asks for O_DIRECT (see {@link PosixWriter}), which the data section's
-     * alignment allows: the header is padded to {@link #DATA_ALIGN} and {@code staging} is page-aligned and sized in
-     * whole MiB, so every chunk but the last is aligned, and the last is written rounded up and the file cut back.
+     * Writes the shard file; {@code direct} asks for O_DIRECT (see {@link PosixWriter} and {@link #writePosix}), which
+     * the data section's alignment ({@link #DATA_ALIGN}) allows.
      */
     static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, MemorySegment staging,
                          Map<String, String> headerMetadata, boolean direct) throws IOException {
@@ -50,21 +49,10 @@ final class ShardFileWriter {
         long[] crcs = new long[items.size()];
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         if (PosixWriter.available()) {
-            try (PosixWriter out = new PosixWriter(tmp, direct); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
-                MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
-                h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
-                MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
-                out.write(h, 0);
-                long padded = (dataBytes + PosixWriter.DIRECT_ALIGN - 1) / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN;
-                boolean roundUp = out.direct() && padded <= staging.byteSize();
-                Crcs crc = new Crcs(items, crcs);
-                for (long done = 0; done < dataBytes; done += CHUNK_BYTES) {
-                    long n = Math.min(CHUNK_BYTES, dataBytes - done);
-                    crc.update(staging, done, n);
-                    out.write(staging.asSlice(done, roundUp ? Math.min(CHUNK_BYTES, padded - done) : n), dataStart + done);
-                }
-                if (roundUp && padded != dataBytes) out.truncate(dataStart + dataBytes);
-                out.fsync();
+            try {
+                writePosix(tmp, header, dataStart, dataBytes, items, staging, crcs, direct);
+            } catch (PosixWriter.DirectRefused e) {
+                writePosix(tmp, header, dataStart, dataBytes, items, staging, crcs, false); // O_TRUNC: from scratch
             }
             if (Files.size(tmp) != dataStart + dataBytes)
                 throw new IOException("wrote " + Files.size(tmp) + " bytes to " + tmp + ", expected " + (dataStart + dataBytes));
@@ -88,6 +76,37 @@ final class ShardFileWriter {
         }
         Durable.rename(tmp, file); // made durable by the coordinator's fsync of the step directory
         return new Written(dataStart + dataBytes, dataStart, crcs);
+    }
+
+    /**
+     * Header, then the data in chunks; with O_DIRECT every chunk but the partial last block is aligned (the data
+     * section starts on a 4 KiB boundary, staging is page-aligned, chunks are whole MiB), and that block goes through
+     * an aligned bounce buffer, zero-padded, after which the file is cut back to its length.
+     */
+    private static void writePosix(Path tmp, byte[] header, long dataStart, long dataBytes, List<WriteItem> items,
+                                   MemorySegment staging, long[] crcs, boolean direct) throws IOException {
+        try (PosixWriter out = new PosixWriter(tmp, direct); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
+            h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
+            MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
+            out.write(h, 0);
+            long whole = out.direct() ? dataBytes / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN : dataBytes;
+            Crcs crc = new Crcs(items, crcs);
+            for (long done = 0; done < whole; done += CHUNK_BYTES) {
+                long n = Math.min(CHUNK_BYTES, whole - done);
+                crc.update(staging, done, n);
+                out.write(staging.asSlice(done, n), dataStart + done); // buffered: its write-back starts now
+            }
+            if (whole < dataBytes) {
+                long tail = dataBytes - whole;
+                crc.update(staging, whole, tail);
+                MemorySegment block = a.allocate(PosixWriter.DIRECT_ALIGN, PosixWriter.DIRECT_ALIGN); // zeroed
+                MemorySegment.copy(staging, whole, block, 0, tail);
+                out.write(block, dataStart + whole);
+                out.truncate(dataStart + dataBytes);
+            }
+            out.fsync();
+        }
     }
 
     /**

@@ -48,7 +48,8 @@ final class StagingMemory {
     static MemorySegment allocate(Arena arena, long bytes, long align) {
         if (MMAP == null || bytes < HUGE || "false".equals(System.getProperty("jtrain.checkpoint.hugePages")))
             return arena.allocate(bytes, align);
-        long mapped = bytes + HUGE; // room to start on a 2 MiB boundary
+        long advised = (bytes + HUGE - 1) / HUGE * HUGE;
+        long mapped = advised + HUGE; // room to start on a 2 MiB boundary and cover the last partial huge page
         MemorySegment base;
         try {
             base = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
@@ -56,21 +57,28 @@ final class StagingMemory {
             return arena.allocate(bytes, align);
         }
         if (base.address() == -1L || base.address() == 0L) return arena.allocate(bytes, align); // MAP_FAILED
-        long start = (base.address() + HUGE - 1) / HUGE * HUGE;
+        long baseAddress = base.address();
+        long start = (baseAddress + HUGE - 1) / HUGE * HUGE;
         try {
-            int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(start), bytes / HUGE * HUGE, MADV_HUGEPAGE);
+            int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(start), advised, MADV_HUGEPAGE);
         } catch (Throwable t) {
             // a hint only: the mapping works on 4 KiB pages too
         }
-        long baseAddress = base.address();
-        return MemorySegment.ofAddress(start).reinterpret(bytes, arena, s -> unmap(baseAddress, mapped));
+        try {
+            return MemorySegment.ofAddress(start).reinterpret(bytes, arena, s -> unmap(baseAddress, mapped));
+        } catch (RuntimeException e) { // e.g. the arena was closed meanwhile
+            unmap(baseAddress, mapped);
+            throw e;
+        }
     }
 
     private static void unmap(long address, long bytes) {
+        int r;
         try {
-            int ignored = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(address), bytes);
+            r = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(address), bytes);
         } catch (Throwable t) {
             throw new IllegalStateException("munmap of a staging buffer failed", t);
         }
+        if (r != 0) throw new IllegalStateException("munmap of a " + bytes + "-byte staging buffer at 0x" + Long.toHexString(address) + " failed");
     }
 }

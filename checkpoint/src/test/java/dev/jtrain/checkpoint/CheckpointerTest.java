@@ -126,7 +126,7 @@ class CheckpointerTest {
 
     @Test
     void anOverlappedSnapshotHoldsTheSavedStateOnceAwaitedEvenWhenTrainingRewritesItRightAfter() {
-        // 48 MiB: the writer thread's copy takes milliseconds, so without the fence the rewrite below would race it
+        // 24 MiB: the writer thread's copy takes milliseconds, so without the fence the rewrite below would race it
         ArrayState big = new ArrayState().whole("a", false, 3 << 20).whole("b", false, 1024, 3 << 10).whole("c", false, 7).fill(1);
         ArrayState tr = new ArrayState();
         tr.meta.put("step", "1");
@@ -151,6 +151,27 @@ class CheckpointerTest {
     }
 
     @Test
+    void anOverlappedSaveReturnsBeforeItsCopyAndTheFenceWaitsForIt() {
+        System.setProperty(Checkpointer.SNAPSHOT_DELAY_PROPERTY, "300");
+        ArrayState a = model().fill(1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            long t0 = System.nanoTime();
+            CompletableFuture<SaveReport> f = c.save(root, state(a, new ArrayState()), SaveOptions.at(1).withOverlapSnapshot(true));
+            long returnedMs = (System.nanoTime() - t0) / 1_000_000;
+            long waitedMs = c.awaitSnapshot() / 1_000_000;
+            a.fill(2);
+            assertThat(returnedMs).isLessThan(250);
+            assertThat(waitedMs).isGreaterThan(300 - returnedMs - 50);
+            assertThat(f.join().stallNanos() / 1_000_000).isLessThan(250);
+            ArrayState b = model();
+            c.load(root, state(b, new ArrayState()), LoadOptions.latest());
+            assertThat(b.check(1)).isNull();
+        } finally {
+            System.clearProperty(Checkpointer.SNAPSHOT_DELAY_PROPERTY);
+        }
+    }
+
+    @Test
     void overlapSnapshotIsAnAsyncOption() {
         assertThatThrownBy(() -> new SaveOptions(1, false, 0, true)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("needs async");
@@ -164,7 +185,7 @@ class CheckpointerTest {
             String before = System.getProperty("jtrain.checkpoint.directIo");
             System.setProperty("jtrain.checkpoint.directIo", direct);
             Path r = root.resolve("direct-" + direct);
-            // 4 * (37*21 + 21 + 64*21) = 4,540 bytes: the last block is partial, so a direct write pads and cuts back
+            // 4 * (37*21 + 21 + 64*21) = 8,568 bytes: the last block is partial, so a direct write pads and cuts back
             ArrayState a = model().fill(5);
             try (Checkpointer c = new Checkpointer(null)) {
                 c.save(r, state(a, new ArrayState()), SaveOptions.at(1)).join();

@@ -5,12 +5,14 @@ package dev.jtrain.train;
  * a synchronous save, at the first step boundary after it for an asynchronous one).
  *
  * @param step           steps done when it was taken (its directory is {@code step-NNNNNN})
- * @param blockedMs      time {@code save} blocked training (a synchronous save: all of it)
+ * @param blockedMs      time the save call blocked training, including waiting for the previous save if it was still
+ *                       writing (a synchronous save: all of it)
  * @param snapshotWaitMs time the next optimizer step waited for the overlapped snapshot copy (0 when it was done)
  * @param commitSeconds  from the call to the checkpoint being durable and committed on every rank
  * @param bytesWritten   tensor bytes this rank wrote
- * @param writeCpuMs     CPU time the copy, CRC32C and write took on this rank (what an async save takes from training
- *                       when every core is busy)
+ * @param writeCpuMs     CPU time the overlapped copy, CRC32C and write took on this rank (for an async save: what it
+ *                       takes from training when every core is busy); -1 where the JVM cannot measure it
+ * @param elapsedSeconds since the run started, when the commit was reported
  */
 public record CheckpointMetrics(int step, boolean async, double blockedMs, double snapshotWaitMs, double commitSeconds,
                                 long bytesWritten, double writeCpuMs, double elapsedSeconds) {}

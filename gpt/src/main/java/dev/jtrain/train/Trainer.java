@@ -180,15 +180,18 @@ public final class Trainer {
             }
             long w0 = System.nanoTime();
             long commNs = parallel.finishGradients();
+            long f0 = System.nanoTime();
+            // an overlapped snapshot may still be copying the parameters and optimizer state the step will change
+            long fenceNs = checkpointer != null ? checkpointer.awaitSnapshot() : 0;
+            inFlightWaitMs += fenceNs / 1e6;
             long o0 = System.nanoTime();
             float lr = schedule.lr(step);
-            // an overlapped snapshot may still be copying the parameters and optimizer state the step will change
-            if (checkpointer != null) inFlightWaitMs += checkpointer.awaitSnapshot() / 1e6;
             float norm = parallel.step(lr, config.gradClip());
             commNs += parallel.lastStepCommNanos();
             long s1 = System.nanoTime();
             if (trace != null) {
-                trace.span("wait for gradients", TraceWriter.TID_WAIT, w0, o0);
+                trace.span("wait for gradients", TraceWriter.TID_WAIT, w0, f0);
+                if (fenceNs > 0) trace.span("wait for checkpoint snapshot", TraceWriter.TID_WAIT, f0, o0);
                 trace.span("optimizer step " + step, TraceWriter.TID_OPTIM, o0, s1);
             }
             double stepSec = (s1 - s0) / 1e9;
@@ -211,13 +214,13 @@ public final class Trainer {
             if (inFlight != null && inFlight.isDone()) reportCheckpoint(listener, start);
             if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
                 startStep = step + 1; // what the checkpoint's trainer state records: steps done
-                if (inFlight != null) { // the previous async save is still writing: save() waits for it
+                long b0 = System.nanoTime(); // blocked time includes waiting for the previous save, if still writing
+                if (inFlight != null) {
                     checkpointer.awaitPrevious();
                     reportCheckpoint(listener, start);
                 }
                 // async: the snapshot copy overlaps the next forward and backward (which only read the state); the
                 // next optimizer step waits for it above
-                long b0 = System.nanoTime();
                 inFlight = checkpointer.save(checkpointDir, checkpointState(),
                         new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast, checkpointAsync));
                 inFlightBlockedMs = (System.nanoTime() - b0) / 1e6;

@@ -79,6 +79,42 @@ class TrainerCheckpointTest {
         }
     }
 
+    /**
+     * The writer thread is held back 300 ms before it copies (a test hook), far longer than this model's forward and
+     * backward: the checkpoint holds the parameters of the step it was taken at only because the next optimizer step
+     * waits for the copy.
+     */
+    @Test
+    void theOptimizerStepWaitsForAnOverlappedSnapshot() {
+        System.setProperty("jtrain.checkpoint.test.snapshotDelayMs", "300");
+        try {
+            Gpt g = new Gpt(MODEL, SEED);
+            Trainer t = new Trainer(config(4), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+            float[][] atSave = new float[1][];
+            List<CheckpointMetrics> seen = new ArrayList<>();
+            try (Checkpointer c = new Checkpointer(null)) {
+                t.setCheckpointing(c, dir, 2, true, 0);
+                t.run(new TrainListener() {
+                    @Override public void onStep(StepMetrics m) {
+                        if (m.step() == 1) atSave[0] = t.parameters().data().clone(); // what step-000002 must hold
+                    }
+
+                    @Override public void onCheckpoint(CheckpointMetrics m) { seen.add(m); }
+                });
+            }
+            assertThat(seen).extracting(CheckpointMetrics::step).containsExactly(2, 4);
+            assertThat(seen.get(0).snapshotWaitMs()).as("the fence waited for the held-back copy").isGreaterThan(100);
+            assertThat(seen.get(0).blockedMs()).as("save itself returned before the copy").isLessThan(300);
+            Trainer back = new Trainer(config(4), new Gpt(MODEL, SEED + 7), TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+            try (Checkpointer c = new Checkpointer(null)) {
+                back.resume(c, dir.resolve("step-000002"), LoadOptions.latest());
+            }
+            assertThat(back.parameters().data()).containsExactly(atSave[0]);
+        } finally {
+            System.clearProperty("jtrain.checkpoint.test.snapshotDelayMs");
+        }
+    }
+
     @Test
     void resumeAfterACheckpointTrainsBitwiseLikeAnUninterruptedRun() {
         System.out.println("TrainerCheckpointTest seed=" + SEED);

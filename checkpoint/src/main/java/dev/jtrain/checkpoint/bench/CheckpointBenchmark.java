@@ -272,10 +272,15 @@ public final class CheckpointBenchmark {
             for (int i = 0; i < TENSORS; i++) Arrays.fill(data[i], salt * 1000f + i);
         }
 
+        /** Every element (a torn snapshot would differ in the middle of a tensor, not only at its ends). */
         void check(int salt) {
-            for (int i = 0; i < TENSORS; i++)
-                if (data[i][0] != salt * 1000f + i || data[i][local - 1] != salt * 1000f + i)
-                    throw new IllegalStateException("load mismatch in tensor w" + i + " on rank " + rank);
+            for (int i = 0; i < TENSORS; i++) {
+                float want = salt * 1000f + i;
+                for (int j = 0; j < local; j++)
+                    if (data[i][j] != want)
+                        throw new IllegalStateException("load mismatch in tensor w" + i + "[" + j + "] on rank " + rank
+                                + ": " + data[i][j] + ", want " + want);
+            }
         }
 
         @Override
