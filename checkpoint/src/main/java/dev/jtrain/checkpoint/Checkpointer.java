@@ -96,6 +96,13 @@ public final class Checkpointer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        if (this.group != null) writer.execute(() -> { // idle until the first save; a failure here only loses the warm-up
+            try {
+                SavePlanner.warmUp();
+            } catch (RuntimeException e) {
+                // the first save plans the slow way
+            }
+        });
     }
 
     public void setSpanSink(SpanSink sink) {

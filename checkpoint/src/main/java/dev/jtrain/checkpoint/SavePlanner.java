@@ -99,6 +99,22 @@ public final class SavePlanner {
         return new Result(plan, false, System.nanoTime() - t0);
     }
 
+    /**
+     * Runs the planning path once on a two-rank toy layout, without collectives, so the first real save does not pay
+     * for the JSON mapper's and the merge's first use while training waits (about 0.5 s of the first save's planning
+     * with 2 processes measured here, against 20-27 ms for a cache miss in a warm process).
+     */
+    static void warmUp() {
+        List<LocalPlan> locals = new ArrayList<>();
+        for (int r = 0; r < 2; r++)
+            locals.add(new LocalPlan(r, 2, List.of(new PlannedShard("warmup/w", new long[]{8}, "F32", 0, 8, true),
+                    new PlannedShard("warmup/s", new long[]{8}, "F32", 4L * r, 4, false))));
+        List<LocalPlan> back = new ArrayList<>();
+        for (LocalPlan l : locals) back.add(Json.read(SaveMessage.body(SaveMessage.wrap(SaveMessage.PLAN, Json.bytes(l))), LocalPlan.class));
+        Reply r = Json.read(Json.bytes(new Reply(merge(back), null)), Reply.class);
+        if (!r.plan().layout().equals(locals)) throw new IllegalStateException("save planning warm-up did not round-trip");
+    }
+
     public int cacheHits() { return hits; }
 
     public int cacheMisses() { return misses; }

@@ -10,6 +10,7 @@ import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -97,6 +98,15 @@ class CheckpointerTest {
             assertThat(c.planner().cacheHits()).isEqualTo(2);
             assertThat(c.planner().cacheMisses()).isEqualTo(3);
         }
+    }
+
+    @Test
+    void thePlanningWarmUpRoundTripsAToyTwoRankPlan() {
+        SavePlanner.warmUp(); // throws if the JSON round trip or the merge changed the plan
+        GlobalPlan p = SavePlanner.merge(List.of(
+                new LocalPlan(0, 2, List.of(new PlannedShard("m/w", new long[]{8}, "F32", 0, 8, true))),
+                new LocalPlan(1, 2, List.of(new PlannedShard("m/w", new long[]{8}, "F32", 0, 8, true)))));
+        assertThat(p.bytesWritten(0) + p.bytesWritten(1)).as("a replicated tensor is written once").isEqualTo(32);
     }
 
     @Test
