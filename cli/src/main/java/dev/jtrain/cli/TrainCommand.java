@@ -83,7 +83,7 @@ final class TrainCommand implements Callable<Integer> {
     Path ckptDir;
     @Option(names = "--ckpt-every", defaultValue = "0", description = "Save a checkpoint every N steps (0 = never; needs --ckpt-dir).")
     int ckptEvery;
-    @Option(names = "--async-ckpt", description = "Write checkpoints in the background; training stalls only for the copy into staging.")
+    @Option(names = "--async-ckpt", description = "Write checkpoints in the background: the copy into staging overlaps the next forward and backward, and only the optimizer step waits for it if it is not done.")
     boolean asyncCkpt;
     @Option(names = "--resume", description = "Continue from the latest committed checkpoint in --ckpt-dir (fresh start if there is none).")
     boolean resume;
