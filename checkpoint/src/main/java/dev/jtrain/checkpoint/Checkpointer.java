@@ -167,7 +167,7 @@ public final class Checkpointer implements AutoCloseable {
         long t2 = System.nanoTime();
         spans.span("ckpt snapshot", t1, t2);
         Job job = new Job(root, dir, options, plan, planned, buf, meta, null, null, t0, t1);
-        job.snapshotted(t2);
+        job.t2 = t2;
         if (!options.async()) {
             SaveReport r = job.run();
             return CompletableFuture.completedFuture(r);
@@ -275,10 +275,6 @@ public final class Checkpointer implements AutoCloseable {
             Map<String, Map<String, String>> meta, List<TensorShard> live, CompletableFuture<Void> copied, long t0, long t1) {
             this.root = root; this.dir = dir; this.options = options; this.plan = plan; this.planned = planned;
             this.buf = buf; this.meta = meta; this.live = live; this.copied = copied; this.t0 = t0; this.t1 = t1;
-        }
-
-        void snapshotted(long at) {
-            t2 = at;
         }
 
         SaveReport run() {

@@ -6,7 +6,6 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
@@ -39,39 +38,21 @@ final class PosixWriter implements AutoCloseable {
     };
     /** Alignment O_DIRECT needs of buffer address, file offset and length (the largest logical block size in use). */
     static final long DIRECT_ALIGN = 4096;
-    private static final MethodHandle OPEN, PWRITE, SYNC_RANGE, FSYNC, CLOSE, FTRUNCATE;
     private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CAPTURE.varHandle(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
-
-    static {
-        MethodHandle open = null, pwrite = null, range = null, fsync = null, close = null, ftruncate = null;
-        try {
-            if (System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
-                Linker linker = Linker.nativeLinker();
-                SymbolLookup libc = linker.defaultLookup();
-                Linker.Option errno = Linker.Option.captureCallState("errno");
-                open = linker.downcallHandle(libc.find("open").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                        errno, Linker.Option.firstVariadicArg(2));
-                pwrite = linker.downcallHandle(libc.find("pwrite").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), errno);
-                range = linker.downcallHandle(libc.find("sync_file_range").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), errno);
-                fsync = linker.downcallHandle(libc.find("fsync").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno);
-                close = linker.downcallHandle(libc.find("close").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), errno);
-                ftruncate = linker.downcallHandle(libc.find("ftruncate").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), errno);
-            }
-        } catch (RuntimeException | LinkageError e) {
-            open = null; // no native access (e.g. --enable-native-access missing): FileChannel path
-        }
-        OPEN = open;
-        PWRITE = pwrite;
-        SYNC_RANGE = range;
-        FSYNC = fsync;
-        CLOSE = close;
-        FTRUNCATE = ftruncate;
-    }
+    private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
+    private static final MethodHandle OPEN = Libc.function("open",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            ERRNO_OPTION, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle PWRITE = Libc.function("pwrite",
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), ERRNO_OPTION);
+    private static final MethodHandle SYNC_RANGE = Libc.function("sync_file_range",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), ERRNO_OPTION);
+    private static final MethodHandle FSYNC = Libc.function("fsync", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), ERRNO_OPTION);
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT), ERRNO_OPTION);
+    private static final MethodHandle FTRUNCATE = Libc.function("ftruncate",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), ERRNO_OPTION);
+    private static final boolean NATIVE = Libc.all(OPEN, PWRITE, SYNC_RANGE, FSYNC, CLOSE, FTRUNCATE);
 
     private final Path file;
     private final Arena arena = Arena.ofConfined();
@@ -80,7 +61,7 @@ final class PosixWriter implements AutoCloseable {
     private int fd;
 
     static boolean available() {
-        return OPEN != null && !"false".equals(System.getProperty("jtrain.checkpoint.syncFileRange"));
+        return NATIVE && !"false".equals(System.getProperty("jtrain.checkpoint.syncFileRange"));
     }
 
     /**

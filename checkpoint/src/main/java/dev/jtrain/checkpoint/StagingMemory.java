@@ -2,7 +2,6 @@ package dev.jtrain.checkpoint;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -19,34 +18,19 @@ import java.lang.invoke.MethodHandle;
 final class StagingMemory {
     private static final long HUGE = 2L << 20;
     private static final int PROT_READ = 1, PROT_WRITE = 2, MAP_PRIVATE = 2, MAP_ANONYMOUS = 0x20, MADV_HUGEPAGE = 14;
-    private static final MethodHandle MMAP, MUNMAP, MADVISE;
-
-    static {
-        MethodHandle mmap = null, munmap = null, madvise = null;
-        try {
-            if (System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
-                Linker linker = Linker.nativeLinker();
-                var libc = linker.defaultLookup();
-                mmap = linker.downcallHandle(libc.find("mmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-                munmap = linker.downcallHandle(libc.find("munmap").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-                madvise = linker.downcallHandle(libc.find("madvise").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
-            }
-        } catch (RuntimeException | LinkageError e) {
-            mmap = null;
-        }
-        MMAP = mmap;
-        MUNMAP = munmap;
-        MADVISE = madvise;
-    }
+    private static final MethodHandle MMAP = Libc.function("mmap", FunctionDescriptor.of(ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+    private static final MethodHandle MUNMAP = Libc.function("munmap",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle MADVISE = Libc.function("madvise",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final boolean NATIVE = Libc.all(MMAP, MUNMAP, MADVISE);
 
     private StagingMemory() {}
 
     /** {@code bytes} of zeroed memory aligned to {@code align} (at most 2 MiB), freed when {@code arena} closes. */
     static MemorySegment allocate(Arena arena, long bytes, long align) {
-        if (MMAP == null || bytes < HUGE || "false".equals(System.getProperty("jtrain.checkpoint.hugePages")))
+        if (!NATIVE || bytes < HUGE || "false".equals(System.getProperty("jtrain.checkpoint.hugePages")))
             return arena.allocate(bytes, align);
         long advised = (bytes + HUGE - 1) / HUGE * HUGE;
         long mapped = advised + HUGE; // room to start on a 2 MiB boundary and cover the last partial huge page

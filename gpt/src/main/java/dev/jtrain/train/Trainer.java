@@ -215,10 +215,7 @@ public final class Trainer {
             if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
                 startStep = step + 1; // what the checkpoint's trainer state records: steps done
                 long b0 = System.nanoTime(); // blocked time includes waiting for the previous save, if still writing
-                if (inFlight != null) {
-                    checkpointer.awaitPrevious();
-                    reportCheckpoint(listener, start);
-                }
+                awaitCheckpoint(listener, start);
                 // async: the snapshot copy overlaps the next forward and backward (which only read the state); the
                 // next optimizer step waits for it above
                 inFlight = checkpointer.save(checkpointDir, checkpointState(),
@@ -228,11 +225,16 @@ public final class Trainer {
                 if (!checkpointAsync) reportCheckpoint(listener, start);
             }
         }
-        if (checkpointer != null) checkpointer.awaitPrevious(); // the last checkpoint is durable before run returns
-        if (inFlight != null) reportCheckpoint(listener, start);
+        if (checkpointer != null) awaitCheckpoint(listener, start); // the last checkpoint is durable before run returns
         if (evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start); // the last step's model
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
                 seconds(start));
+    }
+
+    /** Waits for the save in flight (rethrowing its failure) and reports it. */
+    private void awaitCheckpoint(TrainListener listener, long start) {
+        checkpointer.awaitPrevious();
+        if (inFlight != null) reportCheckpoint(listener, start);
     }
 
     /** Reports the save in flight, which has completed (a failed one is not reported: the next save or close throws). */
@@ -242,7 +244,7 @@ public final class Trainer {
         if (f.isCompletedExceptionally()) return;
         var r = f.join();
         listener.onCheckpoint(new CheckpointMetrics((int) r.step(), checkpointAsync, inFlightBlockedMs, inFlightWaitMs,
-                r.totalNanos() / 1e9, r.bytesWrittenPerRank()[checkpointer.rank()], r.writeCpuNanos() / 1e6, seconds(start)));
+                r.totalNanos() / 1e9, r.bytesWrittenPerRank()[checkpointer.rank()], r.writeCpuNanos() < 0 ? -1 : r.writeCpuNanos() / 1e6, seconds(start)));
     }
 
     private float evaluateAndReport(int step, TrainListener listener, long start) {

@@ -1,0 +1,34 @@
+package dev.jtrain.checkpoint;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The libc functions this package calls through FFM (direct writes, huge-page staging), looked up in one place. A
+ * function is null off Linux or without native access ({@code --enable-native-access}); each caller then takes its
+ * portable path.
+ */
+final class Libc {
+    private static final boolean LINUX = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux");
+
+    private Libc() {}
+
+    /** A downcall handle for libc's {@code name}, or null where there is none to be had. */
+    static MethodHandle function(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+        if (!LINUX) return null;
+        try {
+            Linker linker = Linker.nativeLinker();
+            return linker.defaultLookup().find(name).map(s -> linker.downcallHandle(s, descriptor, options)).orElse(null);
+        } catch (RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /** Whether every one of {@code handles} was found (a caller needs all of its functions or none). */
+    static boolean all(MethodHandle... handles) {
+        return Arrays.stream(handles).allMatch(Objects::nonNull);
+    }
+}
