@@ -102,7 +102,8 @@ class AsyncCollectivesTest {
                 }
             });
             registered.countDown();
-            w.waitFor();
+            // No w.waitFor() here: a thread woken from CompletableFuture.get() helps run pending dependents
+            // (postComplete), so the callback could then run on this thread instead of the communication thread.
             assertThat(seen.get(10, TimeUnit.SECONDS)).isInstanceOf(CommException.class).hasMessageContaining("wait for itself");
         });
     }
