@@ -13,6 +13,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,14 +25,15 @@ import java.util.Map;
  *   resolve     root → step directory (explicit step, else 'latest'); read metadata.json
  *   plan        LoadPlanner: per live shard, the saved pieces covering it; shape/dtype checked
  *   (broadcast) allGather(my replicated range keys) → one reader per shared replicated shard
- *   read        the pieces only I need, file by file, into one staging buffer; header validated, CRC32C verified
+ *   read        the pieces only I need, file by file, into one staging buffer on a reader thread; as they land: header
+ *               validated, CRC32C verified, and swapped into the live buffers (undoably, see LiveSwaps)
  *   (broadcast) each shared shard in plan order: its reader reads and verifies it, then broadcasts it (async) to the
  *               others' staging while reading the next — reads and broadcasts overlap
- *   agree       allGather(my error or "") → if any rank failed, every rank throws; live buffers untouched
- *   apply       copy staging → live buffers; restore(metadata) of every part
+ *   agree       allGather(my error or "") → if any rank failed, every rank undoes its swaps and throws
+ *   apply       copy staging → live buffers for broadcast shards; restore(metadata) of every part
  * </pre>
- * Nothing is written into a live buffer before every rank has read and verified everything, so a bad checkpoint
- * leaves the model exactly as it was.
+ * A load that fails anywhere, on any rank, leaves the model exactly as it was: the swaps are undone and nothing else
+ * is written into a live buffer before every rank has read and verified everything.
  */
 final class CheckpointLoader {
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -105,21 +108,50 @@ final class CheckpointLoader {
             }
         }
 
+        // Which own pieces are swapped into the live buffers as they land: those feeding exactly one live range and
+        // no broadcast (after a swap their staging holds the old live values). The rest are copied after agreement.
+        Map<CheckpointMetadata.Piece, Integer> uses = new HashMap<>();
+        for (int i = 0; i < plans.size(); i++)
+            for (LoadPlanner.Source s : plans.get(i).sources())
+                uses.merge(s.piece(), rootOf[i] < 0 ? 1 : 2, Integer::sum);
+        Map<CheckpointMetadata.Piece, Swappable> swappable = new HashMap<>();
+        for (int i = 0; i < plans.size(); i++) {
+            if (rootOf[i] >= 0) continue;
+            TensorShard t = plans.get(i).shard();
+            for (LoadPlanner.Source s : plans.get(i).sources())
+                if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new Swappable(s, t));
+        }
+
+        // Read order: own pieces file by file in file order (sequential reads), then broadcast pieces in plan order.
+        List<CheckpointMetadata.Piece> own = new ArrayList<>(), order = new ArrayList<>();
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] < 0)
+                for (LoadPlanner.Source s : plans.get(i).sources()) own.add(s.piece());
+        own.sort(Comparator.comparing(CheckpointMetadata.Piece::file).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
+        order.addAll(own);
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] == rank)
+                for (LoadPlanner.Source s : plans.get(i).sources()) order.add(s.piece());
+
         StagingPool.Buffer buf = staging.acquire(size);
+        MemorySegment stage = buf.segment();
         List<Work> inFlight = new ArrayList<>();
-        try (PieceReader reader = new PieceReader(dir, plans)) {
+        LiveSwaps swaps = new LiveSwaps();
+        boolean applied = false;
+        try (PieceReader reader = new PieceReader(dir, plans, rank)) {
             long r0 = System.nanoTime();
+            reader.start(order, pieceAt, stage);
             String error = null;
-            // 1. The pieces of shards this rank loads on its own, file by file (sequential reads).
-            Map<String, List<CheckpointMetadata.Piece>> ownByFile = new LinkedHashMap<>();
-            for (int i = 0; i < plans.size(); i++)
-                if (rootOf[i] < 0)
-                    for (LoadPlanner.Source s : plans.get(i).sources())
-                        ownByFile.computeIfAbsent(s.piece().file(), f -> new ArrayList<>()).add(s.piece());
+            // 1. The pieces of shards this rank loads on its own: checksummed and swapped into the live buffers as they
+            //    land, while the reader thread reads the next ones.
             try {
-                for (List<CheckpointMetadata.Piece> ps : ownByFile.values()) reader.read(ps, pieceAt, buf.segment());
+                for (CheckpointMetadata.Piece p : own) {
+                    Swappable sw = swappable.get(p);
+                    reader.consume(p, sw == null ? null : (from, to) -> sw.swapLanded(swaps, stage, pieceAt.get(p), from, to));
+                }
             } catch (CheckpointException e) {
                 error = "rank " + rank + ": " + e.getMessage();
+                reader.cancel();
             }
             // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast as soon as i is
             //    read and verified, then reads i+1 while i travels (and the other ranks issue their receives up front),
@@ -129,18 +161,17 @@ final class CheckpointLoader {
             for (int i = 0; i < plans.size(); i++) {
                 if (rootOf[i] < 0) continue;
                 LoadPlanner.ShardPlan p = plans.get(i);
-                MemorySegment region = buf.segment().asSlice(regionAt[i], 4L * p.shard().length());
+                MemorySegment region = stage.asSlice(regionAt[i], 4L * p.shard().length());
                 if (rootOf[i] == rank) {
                     if (error == null) {
                         try {
-                            List<CheckpointMetadata.Piece> ps = new ArrayList<>();
-                            for (LoadPlanner.Source s : p.sources()) ps.add(s.piece());
-                            reader.read(ps, pieceAt, buf.segment());
+                            for (LoadPlanner.Source s : p.sources()) reader.consume(s.piece(), null);
                             if (!inPlace[i])
                                 for (LoadPlanner.Source s : p.sources())
-                                    MemorySegment.copy(buf.segment(), pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
+                                    MemorySegment.copy(stage, pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
                         } catch (CheckpointException e) {
                             error = "rank " + rank + ": " + e.getMessage();
+                            reader.cancel();
                         }
                     }
                 } else {
@@ -159,7 +190,7 @@ final class CheckpointLoader {
             long b1 = System.nanoTime();
             if (!roots.isEmpty()) spans.span("ckpt load broadcast", r0, b1);
 
-            // 3. Agree: if any rank failed to read or verify, every rank throws and no live buffer is touched.
+            // 3. Agree: if any rank failed to read or verify, every rank throws and its swaps are undone (finally).
             if (group != null) {
                 StringBuilder all = new StringBuilder();
                 for (byte[] b : ByteExchange.allGather(group, (error == null ? "" : error).getBytes(StandardCharsets.UTF_8)))
@@ -170,17 +201,20 @@ final class CheckpointLoader {
             }
             long bytesRead = reader.bytesRead();
 
+            // 4. Apply what was not swapped in: broadcast shards and pieces that feed more than one range.
             for (int i = 0; i < plans.size(); i++) {
                 LoadPlanner.ShardPlan p = plans.get(i);
                 TensorShard t = p.shard();
                 if (rootOf[i] >= 0) {
-                    MemorySegment.copy(buf.segment(), F32_LE, regionAt[i], t.data(), t.dataOffset(), t.length());
+                    MemorySegment.copy(stage, F32_LE, regionAt[i], t.data(), t.dataOffset(), t.length());
                 } else {
                     for (LoadPlanner.Source s : p.sources())
-                        MemorySegment.copy(buf.segment(), F32_LE, pieceAt.get(s.piece()) + 4 * s.pieceFirst(), t.data(),
-                                Math.toIntExact(t.dataOffset() + s.shardFirst()), Math.toIntExact(s.count()));
+                        if (!swappable.containsKey(s.piece()))
+                            MemorySegment.copy(stage, F32_LE, pieceAt.get(s.piece()) + 4 * s.pieceFirst(), t.data(),
+                                    Math.toIntExact(t.dataOffset() + s.shardFirst()), Math.toIntExact(s.count()));
                 }
             }
+            applied = true;
             int restoreFrom = m.worldSize() == world ? rank : 0; // same layout: this rank's own metadata (its RNG...)
             for (var e : state.entrySet()) {
                 List<Map<String, String>> perRank = m.state().get(e.getKey());
@@ -190,12 +224,25 @@ final class CheckpointLoader {
             spans.span("ckpt load apply", b1, t1);
             return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0);
         } finally {
+            if (!applied) swaps.undo(); // the reader is closed (joined) by now; staging still holds the old values
             // Only a broadcast that succeeded is known to be done with the buffer: one failed by the watchdog may still
             // be receiving into it on the communication thread, so such a buffer is freed, never handed out again.
             boolean settled = true;
             for (Work w : inFlight) settled &= w.isSuccess();
             if (settled) staging.release(buf);
             else staging.discard(buf);
+        }
+    }
+
+    /** An own piece that feeds exactly one live range: landed bytes of it are swapped into {@code shard}'s buffer. */
+    private record Swappable(LoadPlanner.Source source, TensorShard shard) {
+        /** Swaps the part of landed piece bytes [from, to) that the source uses ({@code at}: the piece in staging). */
+        void swapLanded(LiveSwaps swaps, MemorySegment stage, long at, long from, long to) {
+            long lo = Math.max(from, 4 * source.pieceFirst()), hi = Math.min(to, 4 * (source.pieceFirst() + source.count()));
+            if (lo >= hi) return;
+            // Pieces hold whole floats and chunks are multiples of 4 bytes, so lo and hi are float boundaries.
+            int liveFirst = Math.toIntExact(shard.dataOffset() + source.shardFirst() + (lo / 4 - source.pieceFirst()));
+            swaps.swap(stage, at + lo, shard.data(), liveFirst, Math.toIntExact((hi - lo) / 4));
         }
     }
 }

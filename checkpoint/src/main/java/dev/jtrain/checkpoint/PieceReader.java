@@ -11,53 +11,177 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.zip.CRC32C;
 
 /**
- * Reads saved pieces of one checkpoint into staging and verifies each: the shard file's safetensors header (parsed
- * once per file, which also checks the file is whole), the piece's dtype and length against the metadata, and its
- * CRC32C. Files stay open for the whole load, so a load may read in any order — shard by shard, as a pipelined
- * broadcast load does — without reopening or re-parsing. A piece already read is not read again.
+ * Reads the saved pieces of one load into staging on a background thread, in a fixed order, while the loading thread
+ * consumes them as they land: CRC32C chunk by chunk, and whatever the loader does with landed bytes (it swaps them into
+ * the live buffers). Disk reads and the CPU work of checking and placing the bytes thus overlap, instead of alternating
+ * on one thread — the double-buffering every streaming loader does, here with the whole load's staging as the buffer.
  *
- * <p>Errors are {@link CheckpointException}s naming the file, the tensor and the item.
+ * <p>Each piece is checked before its bytes are read: the shard file's safetensors header (parsed once per file, which
+ * also checks the file is whole) and the piece's dtype and length against the metadata. Failures are
+ * {@link CheckpointException}s naming the file, the tensor and the item, thrown by {@link #consume} of that piece on
+ * the loading thread; the background thread moves on to the next piece, so a load that must keep its collectives in
+ * step can still read the pieces it broadcasts.
  *
- * <p>Threading: one load, one thread.
+ * <p>Threading: {@link #start} once, then {@link #consume} from the loading thread only; {@link #close} stops and joins
+ * the background thread before the staging memory it writes may be reused.
  */
 final class PieceReader implements AutoCloseable {
-    private static final long CHUNK_BYTES = 64L << 20;
+    /** Reads are issued in chunks of the kernel's sequential readahead window (read_ahead_kb = 8192 here). */
+    private static final long READ_CHUNK = 8L << 20;
+    /** The consumer checksums and places this much at a time, so the second pass finds it in cache. */
+    private static final long CONSUME_STEP = 2L << 20;
+
+    /** Receives landed, not yet verified bytes [from, to) of a piece (offsets relative to the piece). */
+    interface Landed {
+        void accept(long from, long to);
+    }
 
     private record OpenFile(Path path, SafetensorsReader header, FileChannel channel) { }
 
     private final Path dir;
     private final List<LoadPlanner.ShardPlan> plans;
-    private final Map<String, OpenFile> files = new HashMap<>();
-    private final Set<CheckpointMetadata.Piece> done = new HashSet<>();
+    private final int rank;
+    private final Map<String, OpenFile> files = new HashMap<>();   // background thread only, until close
+    private final Set<CheckpointMetadata.Piece> consumed = new HashSet<>();
+    private final Map<CheckpointMetadata.Piece, Integer> indexOf = new HashMap<>();
+    private List<CheckpointMetadata.Piece> order = List.of();
+    private Map<CheckpointMetadata.Piece, Long> pieceAt = Map.of();
+    private MemorySegment stage;
+    private Thread thread;
     private long bytesRead;
 
+    // Progress, guarded by this: bytes landed per piece, each piece's failure, pieces finished (landed or failed).
+    private long[] landed = new long[0];
+    private CheckpointException[] failed = new CheckpointException[0];
+    private int finished;
+    private boolean cancelled, stopped;
+
     /** @param plans the load's plan, to name items in errors */
-    PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans) {
+    PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans, int rank) {
         this.dir = dir;
         this.plans = plans;
+        this.rank = rank;
     }
 
-    /** Bytes read and verified so far. */
+    /** Starts reading {@code pieces} (each once, in this order) into {@code stage} at their {@code pieceAt} offsets. */
+    void start(List<CheckpointMetadata.Piece> pieces, Map<CheckpointMetadata.Piece, Long> pieceAt, MemorySegment stage) {
+        if (thread != null) throw new IllegalStateException("PieceReader started twice");
+        List<CheckpointMetadata.Piece> unique = new ArrayList<>();
+        for (CheckpointMetadata.Piece p : pieces)
+            if (indexOf.putIfAbsent(p, unique.size()) == null) unique.add(p);
+        this.order = unique;
+        this.pieceAt = pieceAt;
+        this.stage = stage;
+        this.landed = new long[unique.size()];
+        this.failed = new CheckpointException[unique.size()];
+        thread = Thread.ofPlatform().daemon().name("jtrain-ckpt-read-rank-" + rank).start(this::readAll);
+    }
+
+    /** Bytes read and verified so far by {@link #consume}. */
     long bytesRead() { return bytesRead; }
 
-    /** Reads {@code pieces} not read yet into {@code stage} at their {@code pieceAt} offsets, in the given order. */
-    void read(Collection<CheckpointMetadata.Piece> pieces, Map<CheckpointMetadata.Piece, Long> pieceAt, MemorySegment stage) {
-        for (CheckpointMetadata.Piece p : pieces) {
-            if (done.contains(p)) continue;
-            read(p, stage.asSlice(pieceAt.get(p), p.byteLength()));
-            done.add(p);
+    /**
+     * Waits for {@code p} chunk by chunk, passing each landed chunk to {@code onLanded} (before the piece is verified:
+     * the caller must be able to undo what it does with it), and verifies its CRC32C. A piece consumed before returns
+     * at once.
+     */
+    void consume(CheckpointMetadata.Piece p, Landed onLanded) {
+        if (consumed.contains(p)) return;
+        Integer i = indexOf.get(p);
+        if (i == null) throw new IllegalStateException("piece " + p + " was not scheduled for reading");
+        MemorySegment dst = stage.asSlice(pieceAt.get(p), p.byteLength());
+        CRC32C crc = new CRC32C();
+        for (long pos = 0; pos < p.byteLength(); ) {
+            long avail = awaitLanded(i, pos);
+            for (; pos < avail; ) {
+                long n = Math.min(CONSUME_STEP, avail - pos);
+                crc.update(dst.asSlice(pos, n).asByteBuffer());
+                if (onLanded != null) onLanded.accept(pos, pos + n);
+                pos += n;
+            }
+        }
+        awaitFinished(i);
+        String got = Crc32c.hex(crc.getValue());
+        if (!got.equals(p.crc32c()))
+            throw new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + itemOf(p)
+                    + "): CRC32C " + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
+        bytesRead += p.byteLength();
+        consumed.add(p);
+    }
+
+    /** Stops the background reads after the chunk in flight (the load failed; the rest is not needed). */
+    synchronized void cancel() {
+        cancelled = true;
+    }
+
+    private synchronized long awaitLanded(int i, long pos) {
+        while (landed[i] <= pos && failed[i] == null && !stopped) waitHere();
+        if (failed[i] != null) throw failed[i];
+        if (landed[i] <= pos) throw stoppedEarly(i);
+        return landed[i];
+    }
+
+    private synchronized void awaitFinished(int i) {
+        while (finished <= i && failed[i] == null && !stopped) waitHere();
+        if (failed[i] != null) throw failed[i];
+        if (finished <= i) throw stoppedEarly(i);
+    }
+
+    private CheckpointException stoppedEarly(int i) {
+        CheckpointMetadata.Piece p = order.get(i);
+        return new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + ": reading was stopped"
+                + " before the piece was read (the load was cancelled)");
+    }
+
+    private void waitHere() {
+        try {
+            wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CheckpointException("rank " + rank + ": interrupted while loading " + dir, e);
         }
     }
 
-    private void read(CheckpointMetadata.Piece p, MemorySegment dst) {
+    private void readAll() {
+        try {
+            for (int i = 0; i < order.size(); i++) {
+                synchronized (this) {
+                    if (cancelled) return;
+                }
+                CheckpointMetadata.Piece p = order.get(i);
+                try {
+                    readPiece(i, p);
+                } catch (CheckpointException e) {
+                    fail(i, e);
+                } catch (IOException e) {
+                    fail(i, new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item "
+                            + itemOf(p) + "): cannot read: " + e, e));
+                } catch (RuntimeException | Error e) {
+                    fail(i, new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item "
+                            + itemOf(p) + "): reading failed unexpectedly: " + e, e));
+                }
+                synchronized (this) {
+                    finished = i + 1;
+                    notifyAll();
+                }
+            }
+        } finally {
+            synchronized (this) {
+                stopped = true;
+                notifyAll();
+            }
+        }
+    }
+
+    private void readPiece(int i, CheckpointMetadata.Piece p) throws IOException {
         OpenFile f = open(p);
         String item = itemOf(p);
         if (!f.header().contains(p.tensor()))
@@ -66,16 +190,28 @@ final class PieceReader implements AutoCloseable {
         if (!"F32".equals(info.dtype().name()) || info.byteLength() != p.byteLength())
             throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): stored as "
                     + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength());
-        try {
-            readFully(f.channel(), dst, p.fileOffset(), f.path(), p.tensor());
-        } catch (IOException e) {
-            throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): cannot read: " + e, e);
+        MemorySegment dst = stage.asSlice(pieceAt.get(p), p.byteLength());
+        for (long off = 0; off < dst.byteSize(); ) {
+            synchronized (this) {
+                if (cancelled) return;
+            }
+            ByteBuffer bb = dst.asSlice(off, Math.min(READ_CHUNK, dst.byteSize() - off)).asByteBuffer();
+            while (bb.hasRemaining()) {
+                int n = f.channel().read(bb, p.fileOffset() + off + bb.position());
+                if (n < 0) throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item
+                        + "): ends early (truncated)");
+            }
+            off += bb.capacity();
+            synchronized (this) {
+                landed[i] = off;
+                notifyAll();
+            }
         }
-        String got = Crc32c.hex(dst);
-        if (!got.equals(p.crc32c()))
-            throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): CRC32C "
-                    + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
-        bytesRead += p.byteLength();
+    }
+
+    private synchronized void fail(int i, CheckpointException e) {
+        failed[i] = e;
+        notifyAll();
     }
 
     private OpenFile open(CheckpointMetadata.Piece p) {
@@ -94,17 +230,6 @@ final class PieceReader implements AutoCloseable {
         }
         files.put(p.file(), f);
         return f;
-    }
-
-    private static void readFully(FileChannel ch, MemorySegment dst, long position, Path file, String tensor) throws IOException {
-        for (long off = 0; off < dst.byteSize(); ) {
-            ByteBuffer bb = dst.asSlice(off, Math.min(CHUNK_BYTES, dst.byteSize() - off)).asByteBuffer();
-            while (bb.hasRemaining()) {
-                int n = ch.read(bb, position + off + bb.position());
-                if (n < 0) throw new CheckpointException("file " + file + ", tensor " + tensor + ": ends early (truncated)");
-            }
-            off += bb.capacity();
-        }
     }
 
     private String itemOf(CheckpointMetadata.Piece p) {
@@ -130,8 +255,22 @@ final class PieceReader implements AutoCloseable {
         }
     }
 
+    /** Stops and joins the background thread (it writes into staging), then closes the files. */
     @Override
     public void close() {
+        cancel();
+        if (thread != null) {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    thread.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the thread must not outlive the staging it writes to
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+        }
         for (OpenFile f : files.values()) {
             closeQuietly(f.header());
             closeQuietly(f.channel());

@@ -163,6 +163,38 @@ class DistributedCheckpointTest {
         assertThat(outcomes).containsOnlyNulls();
     }
 
+    /**
+     * Loading swaps pieces into the live buffers as they land. A rank whose files are all good has swapped everything
+     * in by the time the agreement reports another rank's corrupt last piece: it must put every value back.
+     */
+    @Test
+    void aCorruptPieceOnOneRankUndoesWhatEveryOtherRankHadAlreadyLoaded() throws Exception {
+        save(2, 1, SaveOptions.at(1));
+        Path dir = root.resolve("step-000001");
+        CheckpointMetadata m = CheckpointMetadata.read(dir);
+        CheckpointMetadata.Piece victim = m.items().values().stream().flatMap(i -> i.pieces().stream())
+                .filter(p -> p.file().equals("rank-00001.safetensors"))
+                .max(java.util.Comparator.comparingLong(CheckpointMetadata.Piece::fileOffset)).orElseThrow();
+        try (var raf = new java.io.RandomAccessFile(dir.resolve(victim.file()).toFile(), "rw")) {
+            long at = victim.fileOffset() + victim.byteLength() - 1;
+            raf.seek(at);
+            int b = raf.read();
+            raf.seek(at);
+            raf.write(b ^ 0x10);
+        }
+        List<String> outcomes = LocalRanks.run(2, (rank, pg) -> {
+            ArrayState s = layout(rank, 2).fill(7);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.load(root, Map.of("state", s), LoadOptions.latest());
+                return "rank " + rank + " loaded a corrupt checkpoint";
+            } catch (CheckpointException e) {
+                assertThat(e.getMessage()).contains(victim.file(), victim.tensor(), "CRC32C", "live state untouched");
+                return s.check(7); // null: every value put back
+            }
+        });
+        assertThat(outcomes).containsOnlyNulls();
+    }
+
     @Test
     void planCacheHitsOnEveryRankAndMissesWhenTheLayoutChanges() throws Exception {
         List<boolean[]> hits = LocalRanks.run(2, (rank, pg) -> {
