@@ -5,9 +5,6 @@ import dev.jtrain.tensor.state.Stateful;
 import dev.jtrain.tensor.state.TensorShard;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,9 +26,10 @@ import java.util.concurrent.Executors;
  *   save(root, state, options)
  *     wait for the previous save; a failure it had is thrown here (naming rank and file)
  *     plan      SavePlanner.plan: cache hit → no collectives; miss → gather local plans, coordinator merges, broadcast
- *     snapshot  copy my pieces into an off-heap staging buffer (the only stall of an async save)
+ *     snapshot  copy my pieces into an off-heap staging buffer (the only stall of an async save)      Snapshot
+ *               while the background writer already writes the chunks copied so far, right behind the copy
  *     ── async: return a future here; the rest runs on the background writer ──
- *     (overlapSnapshot: return before the snapshot; the writer copies first, awaitSnapshot() fences the caller)
+ *     (overlapSnapshot: return before the snapshot; a copier thread copies, awaitSnapshot() fences the caller)
  *     write     my shard file: temp, fsync, rename (CRC32C per piece)         ShardFileWriter
  *     report    gather(RankReport → coordinator)
  *   coordinator: all durable and on the same plan → metadata.json (temp, fsync, rename) → 'latest' → retention
@@ -67,13 +65,14 @@ public final class Checkpointer implements AutoCloseable {
     private static boolean directIo() {
         return !"false".equals(System.getProperty("jtrain.checkpoint.directIo"));
     }
-    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final ProcessGroup group;
     private final int rank, world;
     private final SavePlanner planner = new SavePlanner();
     private final StagingPool staging = new StagingPool();
     private final ExecutorService writer;
+    /** Copies an overlapped snapshot into staging while the writer writes behind it and training goes on. */
+    private final ExecutorService copier;
     private SpanSink spans = SpanSink.NONE;
     private CompletableFuture<SaveReport> pending = CompletableFuture.completedFuture(null);
     /** Completes when the last save's copy into staging is done (only an overlapped snapshot leaves it pending). */
@@ -93,6 +92,11 @@ public final class Checkpointer implements AutoCloseable {
         this.world = group == null ? 1 : group.size();
         this.writer = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "checkpoint-writer-rank" + rank);
+            t.setDaemon(true);
+            return t;
+        });
+        this.copier = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "checkpoint-copier-rank" + rank);
             t.setDaemon(true);
             return t;
         });
@@ -150,30 +154,57 @@ public final class Checkpointer implements AutoCloseable {
             staging.release(buf);
             throw e;
         }
-        if (options.overlapSnapshot()) {
-            CompletableFuture<Void> copied = new CompletableFuture<>();
-            Job job = new Job(root, dir, options, plan, planned, buf, meta, live, copied, t0, t1);
-            job.returned = System.nanoTime(); // before submitting: the writer thread sees it
-            submit(job, buf, dir);
-            snapshot = copied;
+        // The writer starts first and follows the copy chunk by chunk, so the copy hides behind the disk writes. The
+        // copier checksums as it copies, unless it is the training thread of an async save (save would block for it).
+        boolean overlapped = options.overlapSnapshot();
+        Snapshot snap = new Snapshot(mine, live, buf.segment(), overlapped || !options.async());
+        Job job = new Job(root, dir, options, plan, planned, buf, meta, snap, t0, t1);
+        job.returned = System.nanoTime(); // before submitting: the writer thread sees it (used for an overlapped save)
+        submit(job, buf, dir);
+        if (overlapped) {
+            long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);
+            try {
+                copier.execute(() -> {
+                    try {
+                        if (delay > 0) Thread.sleep(delay);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    copy(snap, "ckpt snapshot (overlapped)");
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                snap.abort(e); // the writer fails the save through the commit protocol
+            }
+            snapshot = snap.copied();
             return pending;
         }
+        copy(snap, "ckpt snapshot");
+        if (options.async()) return pending;
+        CompletableFuture<SaveReport> done = pending;
         try {
-            snapshot(mine, live, buf);
-        } catch (RuntimeException e) {
-            staging.release(buf);
-            throw e;
-        }
-        long t2 = System.nanoTime();
-        spans.span("ckpt snapshot", t1, t2);
-        Job job = new Job(root, dir, options, plan, planned, buf, meta, null, null, t0, t1);
-        job.t2 = t2;
-        if (!options.async()) {
-            SaveReport r = job.run();
+            SaveReport r = done.get();
+            pending = CompletableFuture.completedFuture(null); // a sync save's outcome is returned or thrown here, once
             return CompletableFuture.completedFuture(r);
+        } catch (ExecutionException e) {
+            pending = CompletableFuture.completedFuture(null);
+            if (e.getCause() instanceof CheckpointException ce) throw ce;
+            throw new CheckpointException("rank " + rank + ": saving " + dir + " failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CheckpointException("rank " + rank + ": interrupted while saving " + dir
+                    + " (the save goes on in the background)", e);
         }
-        submit(job, buf, dir);
-        return pending;
+    }
+
+    /** Runs the copy on this thread; a failure reaches every rank through the writer's commit protocol. */
+    private void copy(Snapshot snap, String span) {
+        long c0 = System.nanoTime();
+        try {
+            snap.run();
+        } catch (RuntimeException | Error e) {
+            // kept by the snapshot: the writer reports it, and the save fails on every rank
+        }
+        spans.span(span, c0, System.nanoTime());
     }
 
     private void submit(Job job, StagingPool.Buffer buf, Path dir) {
@@ -186,17 +217,9 @@ public final class Checkpointer implements AutoCloseable {
         pendingStep = job.options.step();
     }
 
-    /** Copies this rank's pieces of the live tensors into staging, in the plan's (file) order. */
-    private static void snapshot(List<WriteItem> mine, List<TensorShard> live, StagingPool.Buffer buf) {
-        for (WriteItem w : mine) {
-            TensorShard t = live.get(w.localIndex());
-            MemorySegment.copy(t.data(), t.dataOffset(), buf.segment(), F32_LE, w.begin(), Math.toIntExact(w.length()));
-        }
-    }
-
     /**
      * Blocks until the snapshot of the last save is in staging, and returns how long it waited (ns). After a save
-     * with {@link SaveOptions#overlapSnapshot()} the writer thread is still copying the live tensors: call this before
+     * with {@link SaveOptions#overlapSnapshot()} a background thread is still copying the live tensors: call this before
      * changing any of them (before the optimizer step). Returns at once otherwise. A failed copy does not throw here;
      * like any save failure it fails the save's future and is rethrown by the next save, load or close.
      */
@@ -248,6 +271,7 @@ public final class Checkpointer implements AutoCloseable {
             awaitPrevious();
         } finally {
             writer.shutdown();
+            copier.shutdown();
             staging.close();
             if (group != null) group.close();
         }
@@ -264,74 +288,46 @@ public final class Checkpointer implements AutoCloseable {
         final SavePlanner.Result planned;
         final StagingPool.Buffer buf;
         final Map<String, Map<String, String>> meta;
-        /** Non-null for an overlapped snapshot: the live tensors to copy first, and the future that says it is done. */
-        final List<TensorShard> live;
-        final CompletableFuture<Void> copied;
+        final Snapshot snap;
         final long t0, t1;
-        /** End of the snapshot copy; for an overlapped snapshot also when save returned and when the copy began. */
-        long t2, returned, c0;
+        /** When save returned, for an overlapped snapshot (which returns before the copy). */
+        long returned;
 
         Job(Path root, Path dir, SaveOptions options, GlobalPlan plan, SavePlanner.Result planned, StagingPool.Buffer buf,
-            Map<String, Map<String, String>> meta, List<TensorShard> live, CompletableFuture<Void> copied, long t0, long t1) {
+            Map<String, Map<String, String>> meta, Snapshot snap, long t0, long t1) {
             this.root = root; this.dir = dir; this.options = options; this.plan = plan; this.planned = planned;
-            this.buf = buf; this.meta = meta; this.live = live; this.copied = copied; this.t0 = t0; this.t1 = t1;
+            this.buf = buf; this.meta = meta; this.snap = snap; this.t0 = t0; this.t1 = t1;
         }
 
         SaveReport run() {
-            try {
-                return runUnfenced();
-            } finally {
-                // whatever happened, awaitSnapshot() must not wait for a copy that will never come
-                if (copied != null && !copied.isDone())
-                    copied.completeExceptionally(new IllegalStateException("the save of step " + options.step() + " ended before its snapshot"));
-            }
-        }
-
-        private SaveReport runUnfenced() {
             String file = GlobalPlan.fileName(rank);
-            RankReport report = null;
+            RankReport report;
             long cpu0 = threadCpuNanos();
-            if (live != null) {
-                c0 = System.nanoTime();
-                try {
-                    long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);
-                    if (delay > 0) Thread.sleep(delay);
-                    snapshot(plan.writes().get(rank), live, buf);
-                    t2 = System.nanoTime();
-                    spans.span("ckpt snapshot (overlapped)", c0, t2);
-                    copied.complete(null);
-                } catch (RuntimeException | Error | InterruptedException e) {
-                    t2 = System.nanoTime();
-                    copied.completeExceptionally(e);
-                    if (e instanceof Error) staging.discard(buf); // the copy may have stopped anywhere: not for reuse
-                    else staging.release(buf);
-                    // still take part in the commit protocol (even after an Error), so no other rank waits for this one
-                    report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,
-                            "rank " + rank + " could not copy its state into staging for " + dir.resolve(file) + ": " + e);
-                }
-            }
             long w0 = System.nanoTime();
-            if (report == null) {
-                try {
-                    ShardFileWriter.ensureDirectory(dir);
-                    ShardFileWriter.Written w = ShardFileWriter.write(dir.resolve(file), plan.writes().get(rank),
-                            plan.layout().get(rank).shards(), buf.segment(),
-                            Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())),
-                            directIo());
-                    List<String> crcs = new ArrayList<>();
-                    for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
-                    report = new RankReport(rank, plan.hashCode(), file, w.fileBytes(), w.dataStart(), crcs, meta, null);
-                } catch (IOException | RuntimeException e) {
-                    report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta,
-                            "rank " + rank + " could not write " + dir.resolve(file) + ": " + e);
-                } finally {
-                    staging.release(buf); // the write is over (done or failed): the buffer may be reused
-                }
+            try {
+                ShardFileWriter.ensureDirectory(dir);
+                ShardFileWriter.Written w = ShardFileWriter.write(dir.resolve(file), plan.writes().get(rank),
+                        plan.layout().get(rank).shards(), snap,
+                        Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())),
+                        directIo());
+                List<String> crcs = new ArrayList<>();
+                for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
+                report = new RankReport(rank, plan.hashCode(), file, w.fileBytes(), w.dataStart(), crcs, meta, null);
+            } catch (IOException | RuntimeException e) {
+                report = new RankReport(rank, plan.hashCode(), file, 0, 0, List.of(), meta, snap.failure() != null
+                        ? "rank " + rank + " could not copy its state into staging for " + dir.resolve(file) + ": " + snap.failure()
+                        : "rank " + rank + " could not write " + dir.resolve(file) + ": " + e);
+            } finally {
+                snap.awaitEnd(); // the copier may still be writing into the buffer
+                // the write is over (done or failed): the buffer may be reused, unless an Error stopped the copy anywhere
+                if (snap.failure() instanceof Error) staging.discard(buf);
+                else staging.release(buf);
             }
             long w1 = System.nanoTime();
             long cpu = cpu0 < 0 ? -1 : threadCpuNanos() - cpu0;
+            if (cpu >= 0 && options.overlapSnapshot()) cpu = snap.cpuNanos() < 0 ? -1 : cpu + snap.cpuNanos();
             spans.span("ckpt write+fsync", w0, w1);
-            long stall = live != null ? returned - t0 : options.async() ? t2 - t0 : -1;
+            long stall = options.overlapSnapshot() ? returned - t0 : options.async() ? snap.endNanos() - t0 : -1;
             List<RankReport> all;
             String outcome = null, mixed = null;
             try {
@@ -368,7 +364,7 @@ public final class Checkpointer implements AutoCloseable {
             spans.span("ckpt commit", w1, c1);
             if (outcome != null && !outcome.isEmpty())
                 throw new CheckpointException("checkpoint " + dir + " not committed: " + outcome);
-            return new SaveReport(options.step(), dir, planned.cacheHit(), planned.planningNanos(), live != null ? t2 - c0 : t2 - t1,
+            return new SaveReport(options.step(), dir, planned.cacheHit(), planned.planningNanos(), snap.nanos(),
                     stall >= 0 ? stall : c1 - t0, w1 - w0, cpu, c1 - t0, plan.bytesWrittenPerRank());
         }
 

@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * Storage side of a save: writes one rank's shard file from its staging buffer. The file follows every rule of the
@@ -24,7 +23,8 @@ import java.util.zip.CRC32C;
  * <p>Durability: bytes go to a temporary file in the step directory, then {@code fsync}, rename over the final name;
  * the coordinator fsyncs the step directory once before committing, which makes every rank's rename durable. The
  * staging buffer already holds the data section byte for byte, so the write is one sequential pass of large writes
- * (no per-tensor copies); CRC32C (hardware instruction via the JDK intrinsic) is computed per piece in the same pass.
+ * (no per-tensor copies) that follows the {@link Snapshot} chunk by chunk; CRC32C (hardware instruction via the JDK
+ * intrinsic) is computed per piece by the snapshot, or else in the same pass as the writes.
  */
 final class ShardFileWriter {
     /** Large writes (fewer syscalls), small enough that write-back of one overlaps copying the next. */
@@ -41,18 +41,21 @@ final class ShardFileWriter {
      * Writes the shard file; {@code direct} asks for O_DIRECT (see {@link PosixWriter} and {@link #writePosix}), which
      * the data section's alignment ({@link #DATA_ALIGN}) allows.
      */
-    static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, MemorySegment staging,
+    static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, Snapshot snapshot,
                          Map<String, String> headerMetadata, boolean direct) throws IOException {
+        MemorySegment staging = snapshot.staging();
         byte[] header = header(items, local, headerMetadata);
         long dataStart = SafetensorsLayout.HEADER_LENGTH_BYTES + header.length;
         long dataBytes = items.isEmpty() ? 0 : items.getLast().begin() + items.getLast().bytes();
-        long[] crcs = new long[items.size()];
+        long[] crcs = snapshot.checksummed() ? snapshot.crc32c() : new long[items.size()];
+        PieceCrcs crc = snapshot.checksummed() ? null : new PieceCrcs(items, crcs);
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         if (PosixWriter.available()) {
             try {
-                writePosix(tmp, header, dataStart, dataBytes, items, staging, crcs, direct);
+                writePosix(tmp, header, dataStart, dataBytes, snapshot, crc, direct);
             } catch (PosixWriter.DirectRefused e) {
-                writePosix(tmp, header, dataStart, dataBytes, items, staging, crcs, false); // O_TRUNC: from scratch
+                // O_TRUNC: the file from scratch, and so its CRCs
+                writePosix(tmp, header, dataStart, dataBytes, snapshot, crc == null ? null : new PieceCrcs(items, crcs), false);
             }
             if (Files.size(tmp) != dataStart + dataBytes)
                 throw new IOException("wrote " + Files.size(tmp) + " bytes to " + tmp + ", expected " + (dataStart + dataBytes));
@@ -64,10 +67,10 @@ final class ShardFileWriter {
             ByteBuffer h = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
             h.putLong(header.length).put(header).flip();
             writeFully(ch, h);
-            Crcs crc = new Crcs(items, crcs);
             for (long done = 0; done < dataBytes; done += CHUNK_BYTES) {
                 long n = Math.min(CHUNK_BYTES, dataBytes - done);
-                crc.update(staging, done, n);
+                snapshot.awaitStaged(done + n);
+                if (crc != null) crc.update(staging, done, n);
                 writeFully(ch, staging.asSlice(done, n).asByteBuffer());
             }
             ch.force(true);
@@ -83,57 +86,31 @@ final class ShardFileWriter {
      * section starts on a 4 KiB boundary, staging is page-aligned, chunks are whole MiB), and that block goes through
      * an aligned bounce buffer, zero-padded, after which the file is cut back to its length.
      */
-    private static void writePosix(Path tmp, byte[] header, long dataStart, long dataBytes, List<WriteItem> items,
-                                   MemorySegment staging, long[] crcs, boolean direct) throws IOException {
+    private static void writePosix(Path tmp, byte[] header, long dataStart, long dataBytes, Snapshot snapshot,
+                                   PieceCrcs crc, boolean direct) throws IOException {
+        MemorySegment staging = snapshot.staging();
         try (PosixWriter out = new PosixWriter(tmp, direct); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
             MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
             h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
             MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
             out.write(h, 0);
             long whole = out.direct() ? dataBytes / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN : dataBytes;
-            Crcs crc = new Crcs(items, crcs);
             for (long done = 0; done < whole; done += CHUNK_BYTES) {
                 long n = Math.min(CHUNK_BYTES, whole - done);
-                crc.update(staging, done, n);
+                snapshot.awaitStaged(done + n); // writes follow the copy into staging chunk by chunk
+                if (crc != null) crc.update(staging, done, n);
                 out.write(staging.asSlice(done, n), dataStart + done); // buffered: its write-back starts now
             }
             if (whole < dataBytes) {
                 long tail = dataBytes - whole;
-                crc.update(staging, whole, tail);
+                snapshot.awaitStaged(dataBytes);
+                if (crc != null) crc.update(staging, whole, tail);
                 MemorySegment block = a.allocate(PosixWriter.DIRECT_ALIGN, PosixWriter.DIRECT_ALIGN); // zeroed
                 MemorySegment.copy(staging, whole, block, 0, tail);
                 out.write(block, dataStart + whole);
                 out.truncate(dataStart + dataBytes);
             }
             out.fsync();
-        }
-    }
-
-    /**
-     * CRC32C per item, fed chunk by chunk in file order (items are contiguous in staging): each chunk is checksummed
-     * just before it is written, while it is in cache.
-     */
-    private static final class Crcs {
-        final List<WriteItem> items;
-        final long[] out;
-        final CRC32C crc = new CRC32C();
-        int item;
-
-        Crcs(List<WriteItem> items, long[] out) {
-            this.items = items;
-            this.out = out;
-        }
-
-        void update(MemorySegment staging, long from, long n) {
-            long end = from + n;
-            while (item < items.size()) {
-                WriteItem w = items.get(item);
-                long a = Math.max(from, w.begin()), b = Math.min(end, w.begin() + w.bytes());
-                if (b > a) crc.update(staging.asSlice(a, b - a).asByteBuffer());
-                if (w.begin() + w.bytes() > end) return; // the item goes on in the next chunk
-                out[item++] = crc.getValue();
-                crc.reset();
-            }
         }
     }
 
