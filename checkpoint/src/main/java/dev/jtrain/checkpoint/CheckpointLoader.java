@@ -30,10 +30,12 @@ import java.util.Map;
  *   (broadcast) each shared shard in plan order: its reader reads and verifies it, then broadcasts it (async) to the
  *               others' staging while reading the next — reads and broadcasts overlap
  *   agree       allGather(my error or "") → if any rank failed, every rank undoes its swaps and throws
- *   apply       copy staging → live buffers for broadcast shards; restore(metadata) of every part
+ *   apply       copy staging → live buffers for broadcast shards and pieces that feed several ranges;
+ *               restore(metadata) of every part
  * </pre>
- * A load that fails anywhere, on any rank, leaves the model exactly as it was: the swaps are undone and nothing else
- * is written into a live buffer before every rank has read and verified everything.
+ * A load that fails on any rank before the agreement (a bad, truncated or missing file, a shape mismatch, a lost
+ * peer) leaves every rank's live buffers exactly as they were: the swaps are undone, and nothing else is written into
+ * a live buffer before the agreement. What comes after it (copies, {@code restore}) touches only verified data.
  */
 final class CheckpointLoader {
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -127,7 +129,13 @@ final class CheckpointLoader {
         for (int i = 0; i < plans.size(); i++)
             if (rootOf[i] < 0)
                 for (LoadPlanner.Source s : plans.get(i).sources()) own.add(s.piece());
-        own.sort(Comparator.comparing(CheckpointMetadata.Piece::file).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
+        // Ranks that read the same files (replicated state) start at different ones: rank r at the r-th file. The disk
+        // then serves one stream per file instead of every rank racing through the same pages, and each file a rank
+        // reaches later is already in the page cache, read by the rank that started there.
+        List<String> fileNames = own.stream().map(CheckpointMetadata.Piece::file).distinct().sorted().toList();
+        Map<String, Integer> turn = new HashMap<>();
+        for (int f = 0; f < fileNames.size(); f++) turn.put(fileNames.get(f), Math.floorMod(f - rank, fileNames.size()));
+        own.sort(Comparator.comparing((CheckpointMetadata.Piece p) -> turn.get(p.file())).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
         order.addAll(own);
         for (int i = 0; i < plans.size(); i++)
             if (rootOf[i] == rank)
@@ -152,6 +160,9 @@ final class CheckpointLoader {
             } catch (CheckpointException e) {
                 error = "rank " + rank + ": " + e.getMessage();
                 reader.cancel();
+            } catch (RuntimeException | Error e) { // still take part in the broadcasts and the agreement below
+                error = "rank " + rank + ": loading failed unexpectedly: " + e;
+                reader.cancel();
             }
             // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast as soon as i is
             //    read and verified, then reads i+1 while i travels (and the other ranks issue their receives up front),
@@ -171,6 +182,9 @@ final class CheckpointLoader {
                                     MemorySegment.copy(stage, pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
                         } catch (CheckpointException e) {
                             error = "rank " + rank + ": " + e.getMessage();
+                            reader.cancel();
+                        } catch (RuntimeException | Error e) {
+                            error = "rank " + rank + ": loading failed unexpectedly: " + e;
                             reader.cancel();
                         }
                     }
@@ -200,6 +214,7 @@ final class CheckpointLoader {
                 throw new CheckpointException("loading " + dir + " failed, live state untouched: " + error);
             }
             long bytesRead = reader.bytesRead();
+            if (reader.interrupted()) Thread.currentThread().interrupt(); // kept through the collectives above
 
             // 4. Apply what was not swapped in: broadcast shards and pieces that feed more than one range.
             for (int i = 0; i < plans.size(); i++) {

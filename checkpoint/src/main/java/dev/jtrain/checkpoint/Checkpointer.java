@@ -30,7 +30,7 @@ import java.util.concurrent.Executors;
  *               while the background writer already writes the chunks copied so far, right behind the copy
  *     ── async: return a future here; the rest runs on the background writer ──
  *     (overlapSnapshot: return before the snapshot; a copier thread copies, awaitSnapshot() fences the caller)
- *     write     my shard file: temp, fsync, rename (CRC32C per piece)         ShardFileWriter
+ *     write     my shard file: temp, fsync, rename (CRC32C per piece, from the snapshot or computed here)  ShardFileWriter
  *     report    gather(RankReport → coordinator)
  *   coordinator: all durable and on the same plan → metadata.json (temp, fsync, rename) → 'latest' → retention
  *     outcome   broadcast(committed or why not); the future completes on every rank; staging returns to the pool
@@ -172,7 +172,7 @@ public final class Checkpointer implements AutoCloseable {
                     }
                     copy(snap, "ckpt snapshot (overlapped)");
                 });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RuntimeException | Error e) { // closed, or no thread to be had
                 snap.abort(e); // the writer fails the save through the commit protocol
             }
             snapshot = snap.copied();
@@ -180,19 +180,28 @@ public final class Checkpointer implements AutoCloseable {
         }
         copy(snap, "ckpt snapshot");
         if (options.async()) return pending;
+        // A sync save ends committed or failed, as if it ran on this thread: an interrupt is kept for afterwards (the
+        // writer's commit collectives must not be left running under the next save's or load's).
         CompletableFuture<SaveReport> done = pending;
+        boolean interrupted = false;
         try {
-            SaveReport r = done.get();
-            pending = CompletableFuture.completedFuture(null); // a sync save's outcome is returned or thrown here, once
-            return CompletableFuture.completedFuture(r);
-        } catch (ExecutionException e) {
-            pending = CompletableFuture.completedFuture(null);
-            if (e.getCause() instanceof CheckpointException ce) throw ce;
-            throw new CheckpointException("rank " + rank + ": saving " + dir + " failed: " + e.getCause(), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CheckpointException("rank " + rank + ": interrupted while saving " + dir
-                    + " (the save goes on in the background)", e);
+            while (true) {
+                try {
+                    SaveReport r = done.get();
+                    pending = CompletableFuture.completedFuture(null); // returned or thrown here, once
+                    return CompletableFuture.completedFuture(r);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    pending = CompletableFuture.completedFuture(null);
+                    Throwable c = e.getCause();
+                    if (c instanceof CheckpointException ce) throw ce;
+                    if (c instanceof Error err) throw err;
+                    throw new CheckpointException("rank " + rank + ": saving " + dir + " failed: " + c, c);
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
     }
 
@@ -202,7 +211,7 @@ public final class Checkpointer implements AutoCloseable {
         try {
             snap.run();
         } catch (RuntimeException | Error e) {
-            // kept by the snapshot: the writer reports it, and the save fails on every rank
+            snap.abort(e); // no-op if run() ended it; the writer reports it and the save fails on every rank
         }
         spans.span(span, c0, System.nanoTime());
     }
@@ -241,10 +250,11 @@ public final class Checkpointer implements AutoCloseable {
     /** Waits for the save in flight, if any; rethrows its failure (once). */
     public void awaitPrevious() {
         CompletableFuture<SaveReport> p = pending;
-        pending = CompletableFuture.completedFuture(null);
         try {
             p.get();
+            pending = CompletableFuture.completedFuture(null);
         } catch (ExecutionException e) {
+            pending = CompletableFuture.completedFuture(null); // surfaced once
             Throwable c = e.getCause();
             throw new CheckpointException("rank " + rank + ": the previous asynchronous save (step " + pendingStep
                     + ") failed: " + c.getMessage(), c);
@@ -256,8 +266,10 @@ public final class Checkpointer implements AutoCloseable {
 
     /**
      * Loads the checkpoint {@code options} selects under {@code root} (or {@code root} itself if it is a step
-     * directory) into {@code state}'s live buffers, then calls each part's {@link Stateful#restore}. Everything is read
-     * into staging and verified first; on any error the live buffers are untouched. Collective.
+     * directory) into {@code state}'s live buffers, then calls each part's {@link Stateful#restore}. Pieces are
+     * verified as they are read and swapped into the live buffers undoably: if any rank fails to read or verify
+     * anything (or loses a peer) before every rank has agreed, the live buffers are put back exactly as they were. Do
+     * not read the live buffers from another thread during a load. Collective.
      */
     public LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
         awaitPrevious();
@@ -278,8 +290,8 @@ public final class Checkpointer implements AutoCloseable {
     }
 
     /**
-     * The background part of one save: (the overlapped snapshot,) write, report, commit. Runs inline for a synchronous
-     * save.
+     * The writer's part of one save, on the writer thread for every kind of save: write (following the snapshot
+     * chunk by chunk), report, commit. A synchronous save waits for it.
      */
     private final class Job {
         final Path root, dir;
@@ -310,6 +322,7 @@ public final class Checkpointer implements AutoCloseable {
                         plan.layout().get(rank).shards(), snap,
                         Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())),
                         directIo());
+                snap.awaitEnd(); // the copier's CRCs of trailing empty pieces come after its last chunk
                 List<String> crcs = new ArrayList<>();
                 for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
                 report = new RankReport(rank, plan.hashCode(), file, w.fileBytes(), w.dataStart(), crcs, meta, null);

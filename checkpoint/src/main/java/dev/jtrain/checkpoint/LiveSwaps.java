@@ -31,8 +31,11 @@ final class LiveSwaps {
     /** Exchanges {@code count} little-endian floats at {@code stage[stageOffset]} with {@code live[liveOffset..]}. */
     void swap(MemorySegment stage, long stageOffset, float[] live, int liveOffset, int count) {
         if (count == 0) return;
-        exchange(stage, stageOffset, live, liveOffset, count);
+        // checked and logged before anything moves: an exchange that starts always finishes, so undo is exact
+        java.util.Objects.checkFromIndexSize(liveOffset, count, live.length);
+        java.util.Objects.checkFromIndexSize(stageOffset, 4L * count, stage.byteSize());
         log.add(new Swap(stage, stageOffset, live, liveOffset, count));
+        exchange(stage, stageOffset, live, liveOffset, count);
     }
 
     /** Swaps done so far; 0 after {@link #undo}. */

@@ -27,8 +27,7 @@ import java.util.zip.CRC32C;
  * <p>Each piece is checked before its bytes are read: the shard file's safetensors header (parsed once per file, which
  * also checks the file is whole) and the piece's dtype and length against the metadata. Failures are
  * {@link CheckpointException}s naming the file, the tensor and the item, thrown by {@link #consume} of that piece on
- * the loading thread; the background thread moves on to the next piece, so a load that must keep its collectives in
- * step can still read the pieces it broadcasts.
+ * the loading thread; the background thread moves on to the next piece unless the loader {@link #cancel}s it.
  *
  * <p>Threading: {@link #start} once, then {@link #consume} from the loading thread only; {@link #close} stops and joins
  * the background thread before the staging memory it writes may be reused.
@@ -63,6 +62,7 @@ final class PieceReader implements AutoCloseable {
     private CheckpointException[] failed = new CheckpointException[0];
     private int finished;
     private boolean cancelled, stopped;
+    private boolean interruptedWhileWaiting; // loading thread only
 
     /** @param plans the load's plan, to name items in errors */
     PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans, int rank) {
@@ -141,14 +141,20 @@ final class PieceReader implements AutoCloseable {
                 + " before the piece was read (the load was cancelled)");
     }
 
+    /**
+     * Waits uninterruptibly (the reads are bounded), so an interrupt cannot make this rank leave the load's
+     * collectives half-way; {@link #interrupted()} tells the loader to set the flag again when the load is over.
+     */
     private void waitHere() {
         try {
             wait();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CheckpointException("rank " + rank + ": interrupted while loading " + dir, e);
+            interruptedWhileWaiting = true;
         }
     }
+
+    /** Whether the loading thread was interrupted while it waited for a read. */
+    boolean interrupted() { return interruptedWhileWaiting; }
 
     private void readAll() {
         try {
@@ -187,6 +193,9 @@ final class PieceReader implements AutoCloseable {
         if (!f.header().contains(p.tensor()))
             throw new CheckpointException("file " + f.path() + " has no tensor " + p.tensor() + " (item " + item + ")");
         TensorInfo info = f.header().info(p.tensor());
+        if (p.byteLength() != 4 * p.length())
+            throw new CheckpointException("metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): "
+                    + p.length() + " F32 elements cannot take " + p.byteLength() + " bytes; the metadata is corrupt");
         if (!"F32".equals(info.dtype().name()) || info.byteLength() != p.byteLength())
             throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): stored as "
                     + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength());
@@ -255,11 +264,15 @@ final class PieceReader implements AutoCloseable {
         }
     }
 
-    /** Stops and joins the background thread (it writes into staging), then closes the files. */
+    /**
+     * Stops and joins the background thread (it writes into staging), then closes the files. The interrupt ends a read
+     * in progress (a failed load does not wait for it; the channel it closes is being closed anyway).
+     */
     @Override
     public void close() {
         cancel();
         if (thread != null) {
+            thread.interrupt();
             boolean interrupted = false;
             while (true) {
                 try {

@@ -7,8 +7,8 @@ package dev.jtrain.checkpoint;
  * @param async           return once the state is copied into staging; write, fsync and commit in the background
  * @param keepLast        committed checkpoints to keep after this one commits (older ones are deleted); 0 = keep all.
  *                        The newest committed checkpoint is never deleted.
- * @param overlapSnapshot with {@code async}: return before the copy into staging too; the writer thread makes the
- *                        copy while training runs its next forward and backward, which only read the state. The
+ * @param overlapSnapshot with {@code async}: return before the copy into staging too; a background copier makes the
+ *                        copy (and the writer writes right behind it) while training runs its next forward and backward, which only read the state. The
  *                        caller must call {@link Checkpointer#awaitSnapshot()} before it changes any saved tensor
  *                        (before the optimizer step). PyTorch 2.x offers the same contract as asynchronous staging.
  */

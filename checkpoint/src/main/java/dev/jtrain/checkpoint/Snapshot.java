@@ -53,8 +53,9 @@ final class Snapshot {
 
     /** Copies everything; a failure is kept for the writer (which then fails the save) and rethrown. */
     void run() {
-        long t0 = System.nanoTime(), c0 = cpu();
+        long t0 = System.nanoTime(), c0 = -1;
         try {
+            c0 = cpu();
             PieceCrcs crc = checksum ? new PieceCrcs(items, crcs) : null;
             for (WriteItem w : items) {
                 TensorShard t = live.get(w.localIndex());
@@ -126,6 +127,7 @@ final class Snapshot {
 
     private void finish(long t0, long c0, Throwable failure) {
         synchronized (this) {
+            if (ended) return; // first end wins (abort after a run that already failed)
             endNanos = System.nanoTime();
             nanos = endNanos - t0;
             long c1 = cpu();

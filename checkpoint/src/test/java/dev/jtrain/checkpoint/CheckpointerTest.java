@@ -243,6 +243,26 @@ class CheckpointerTest {
         assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000003"));
     }
 
+    /** A sync save runs on the writer thread now: its failure must still be thrown by save, once, and not again. */
+    @Test
+    void aSyncSaveFailureIsThrownByThatSaveOnlyAndTheNextSaveAndCloseWork() throws Exception {
+        ArrayState a = model().fill(1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            Files.createDirectories(root.resolve("step-000001").resolve("rank-00000.safetensors").resolve("blocker"));
+            assertThatThrownBy(() -> c.save(root, state(a, new ArrayState()), SaveOptions.at(1)))
+                    .isInstanceOf(CheckpointException.class).hasMessageContaining("rank 0").hasMessageContaining("rank-00000.safetensors");
+            c.save(root, state(a, new ArrayState()), SaveOptions.at(2)).join();
+            Thread.currentThread().interrupt(); // a sync save is not cut short by an interrupt, which is kept
+            try {
+                assertThat(c.save(root, state(a, new ArrayState()), SaveOptions.at(3)).join().step()).isEqualTo(3);
+                assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+        }
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000003"));
+    }
+
     @Test
     void retentionKeepsTheLastKCommittedAndDeletesOlderIncompleteOnes() throws Exception {
         ArrayState a = model().fill(1);

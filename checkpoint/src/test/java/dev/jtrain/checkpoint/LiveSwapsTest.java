@@ -53,7 +53,7 @@ class LiveSwapsTest {
             swaps.swap(a, 0, live, 0, 100);
             swaps.swap(b, 0, live, 50, 100);
             assertThat(live[10]).isEqualTo(510f);
-            assertThat(live[60]).isEqualTo(910f);  // the later swap wins where they overlap, as a copy would
+            assertThat(live[60]).isEqualTo(910f);  // the later swap wins where they overlap
             swaps.undo();
             int[] got = new int[live.length], want = new int[live.length];
             for (int i = 0; i < live.length; i++) {
@@ -61,6 +61,22 @@ class LiveSwapsTest {
                 want[i] = Float.floatToRawIntBits(before[i]);
             }
             assertThat(Arrays.equals(got, want)).isTrue();
+        }
+    }
+
+    @Test
+    void aSwapOutOfRangeMovesNothingAndIsNotLogged() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment stage = staged(arena, 20_000, 1f);
+            float[] live = new float[20_000];
+            LiveSwaps swaps = new LiveSwaps();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> swaps.swap(stage, 0, live, 10, 20_000))
+                    .isInstanceOf(IndexOutOfBoundsException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> swaps.swap(stage, 8, live, 0, 20_000))
+                    .isInstanceOf(IndexOutOfBoundsException.class);
+            assertThat(swaps.size()).isZero();
+            assertThat(live).containsOnly(0f);
+            assertThat(stage.getAtIndex(F32_LE, 19_999)).isEqualTo(20_000f);
         }
     }
 }

@@ -30,7 +30,7 @@ class SnapshotTest {
 
     /** Pieces of 3 MiB, 0 and 5 MiB + 4 bytes: copied in 2 MiB steps, checksummed per piece, zero-length one included. */
     @Test
-    void copiesInFileOrderChecksumsEachPieceAndPublishesProgress() throws Exception {
+    void copiesInFileOrderAndChecksumsEachPieceForTheWriterWaitingOnAnotherThread() throws Exception {
         List<TensorShard> live = List.of(shard("a", 3 << 18, 1f), shard("z", 0, 0f), shard("b", (5 << 18) + 1, -7f));
         List<WriteItem> items = List.of(new WriteItem(0, "a", 0, 3 << 18, "a", 0),
                 new WriteItem(1, "z", 0, 0, "z", 3L << 20),
@@ -72,16 +72,32 @@ class SnapshotTest {
         }
     }
 
+    /** The writer is already waiting when the copy fails (or is never started): it must be woken with the failure. */
     @Test
-    void anAbortedSnapshotReleasesItsWaiters() throws Exception {
+    void aWriterAlreadyWaitingIsWokenByAFailedOrAbortedCopy() throws Exception {
         try (Arena arena = Arena.ofShared()) {
-            Snapshot s = new Snapshot(List.of(new WriteItem(0, "a", 0, 4, "a", 0)), List.of(shard("a", 4, 0f)), arena.allocate(16), false);
-            Thread waiter = Thread.ofPlatform().start(() -> assertThatThrownBy(() -> s.awaitStaged(16)).isInstanceOf(IOException.class));
-            s.abort(new java.util.concurrent.RejectedExecutionException("closed"));
-            waiter.join(TimeUnit.SECONDS.toMillis(10));
-            assertThat(waiter.isAlive()).isFalse();
-            assertThat(s.copied()).isCompletedExceptionally();
-            assertThat(s.checksummed()).isFalse();
+            List<TensorShard> live = List.of(shard("a", 10, 0f));
+            for (boolean abort : new boolean[]{false, true}) {
+                Snapshot s = new Snapshot(List.of(new WriteItem(0, "a", 0, 1000, "a", 0)), live, arena.allocate(4000), false);
+                java.util.concurrent.CompletableFuture<Throwable> seen = new java.util.concurrent.CompletableFuture<>();
+                Thread waiter = Thread.ofPlatform().start(() -> {
+                    try {
+                        s.awaitStaged(4000);
+                        seen.complete(null);
+                    } catch (Throwable t) {
+                        seen.complete(t);
+                    }
+                });
+                while (waiter.getState() != Thread.State.WAITING) Thread.onSpinWait(); // blocked in awaitStaged
+                if (abort) s.abort(new java.util.concurrent.RejectedExecutionException("closed"));
+                else assertThatThrownBy(s::run).isInstanceOf(IndexOutOfBoundsException.class);
+                assertThat(seen.get(10, TimeUnit.SECONDS)).as("abort=" + abort).isInstanceOf(IOException.class)
+                        .hasMessageContaining("copy into staging failed");
+                assertThat(s.copied()).isCompletedExceptionally();
+                s.abort(new IllegalStateException("late")); // the first end wins
+                assertThat(s.failure()).isInstanceOf(abort ? java.util.concurrent.RejectedExecutionException.class
+                        : IndexOutOfBoundsException.class);
+            }
         }
     }
 }

@@ -10,8 +10,9 @@ package dev.jtrain.train;
  * @param snapshotWaitMs time the next optimizer step waited for the overlapped snapshot copy (0 when it was done)
  * @param commitSeconds  from the call to the checkpoint being durable and committed on every rank
  * @param bytesWritten   tensor bytes this rank wrote
- * @param writeCpuMs     CPU time the overlapped copy, CRC32C and write took on this rank (for an async save: what it
- *                       takes from training when every core is busy); -1 where the JVM cannot measure it
+ * @param writeCpuMs     CPU time of the save's background threads on this rank: the writer, and the copier of an
+ *                       overlapped snapshot (copy, CRC32C, write; for an async save: what it takes from training when
+ *                       every core is busy); -1 where the JVM cannot measure it
  * @param elapsedSeconds since the run started, when the commit was reported
  */
 public record CheckpointMetrics(int step, boolean async, double blockedMs, double snapshotWaitMs, double commitSeconds,

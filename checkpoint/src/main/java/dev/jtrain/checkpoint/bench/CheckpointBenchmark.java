@@ -84,7 +84,7 @@ public final class CheckpointBenchmark {
                         LoadReport[] lr = new LoadReport[1];
                         double cold = timed(pg, () -> lr[0] = c.load(dir, s, LoadOptions.latest().withBroadcast(bcast)));
                         add(times, tag + " cold", cold);
-                        add(times, "  " + tag + " cold: of which rank 0 read+verify", lr[0].readNanos() / 1e9);
+                        add(times, "  " + tag + " cold: of which rank 0 read+verify+swap in", lr[0].readNanos() / 1e9);
                         state.check(1);
                         if (rep == 0) notes.put(tag + " bytes read by rank " + pg.rank(), Long.toString(lr[0].bytesRead()));
                         state.fill(0);
