@@ -26,11 +26,13 @@ import java.util.Map;
  *   plan        LoadPlanner: per live shard, the saved pieces covering it; shape/dtype checked
  *   (broadcast) allGather(my replicated range keys) → one reader per shared replicated shard
  *   read        the pieces only I need, file by file, into one staging buffer on a reader thread; as they land: header
- *               validated, CRC32C verified, and swapped into the live buffers (undoably, see LiveSwaps)
+ *               validated, CRC32C verified, and swapped into the live buffers (undoably, see LiveSwaps) while the
+ *               load waits for the disk, else left for apply
  *   (broadcast) each shared shard in plan order: its reader reads and verifies it, then broadcasts it (async) to the
  *               others' staging while reading the next — reads and broadcasts overlap
  *   agree       allGather(my error or "") → if any rank failed, every rank undoes its swaps and throws
- *   apply       copy staging → live buffers for broadcast shards and pieces that feed several ranges;
+ *   apply       copy staging → live buffers for what was not swapped in: ranges deferred while the reader was
+ *               ahead, broadcast shards, pieces that feed several ranges;
  *               restore(metadata) of every part
  * </pre>
  * A load that fails on any rank before the agreement (a bad, truncated or missing file, a shape mismatch, a lost
@@ -145,6 +147,7 @@ final class CheckpointLoader {
         MemorySegment stage = buf.segment();
         List<Work> inFlight = new ArrayList<>();
         LiveSwaps swaps = new LiveSwaps();
+        List<Deferred> deferred = new ArrayList<>();
         boolean applied = false;
         try (PieceReader reader = new PieceReader(dir, plans, rank)) {
             long r0 = System.nanoTime();
@@ -155,7 +158,7 @@ final class CheckpointLoader {
             try {
                 for (CheckpointMetadata.Piece p : own) {
                     Swappable sw = swappable.get(p);
-                    reader.consume(p, sw == null ? null : (from, to) -> sw.swapLanded(swaps, stage, pieceAt.get(p), from, to));
+                    reader.consume(p, sw == null ? null : (from, to, behind) -> sw.landed(swaps, deferred, stage, pieceAt.get(p), from, to, behind));
                 }
             } catch (CheckpointException e) {
                 error = "rank " + rank + ": " + e.getMessage();
@@ -216,7 +219,9 @@ final class CheckpointLoader {
             long bytesRead = reader.bytesRead();
             if (reader.interrupted()) Thread.currentThread().interrupt(); // kept through the collectives above
 
-            // 4. Apply what was not swapped in: broadcast shards and pieces that feed more than one range.
+            // 4. Apply what was not swapped in: ranges deferred while the reader was ahead, broadcast shards, and pieces
+            //    that feed more than one range.
+            for (Deferred d : deferred) MemorySegment.copy(stage, F32_LE, d.stageOffset(), d.live(), d.liveOffset(), d.count());
             for (int i = 0; i < plans.size(); i++) {
                 LoadPlanner.ShardPlan p = plans.get(i);
                 TensorShard t = p.shard();
@@ -249,15 +254,26 @@ final class CheckpointLoader {
         }
     }
 
-    /** An own piece that feeds exactly one live range: landed bytes of it are swapped into {@code shard}'s buffer. */
+    /** A range of staging left to copy into a live buffer after the agreement. */
+    private record Deferred(long stageOffset, float[] live, int liveOffset, int count) { }
+
+    /** An own piece that feeds exactly one live range: landed bytes of it go into {@code shard}'s buffer. */
     private record Swappable(LoadPlanner.Source source, TensorShard shard) {
-        /** Swaps the part of landed piece bytes [from, to) that the source uses ({@code at}: the piece in staging). */
-        void swapLanded(LiveSwaps swaps, MemorySegment stage, long at, long from, long to) {
+        /**
+         * Places the part of landed piece bytes [from, to) that the source uses ({@code at}: the piece in staging).
+         * While the load waits for the disk, the bytes are swapped in now, in time the loading thread would spend
+         * waiting, so little is left to do after the agreement. When the reader is ahead ({@code behind}: the bytes
+         * came from the page cache, and the loading thread is the bottleneck) a swap, which moves twice the bytes of
+         * a copy, would lengthen the load: the range is copied after the agreement instead.
+         */
+        void landed(LiveSwaps swaps, List<Deferred> deferred, MemorySegment stage, long at, long from, long to, boolean behind) {
             long lo = Math.max(from, 4 * source.pieceFirst()), hi = Math.min(to, 4 * (source.pieceFirst() + source.count()));
             if (lo >= hi) return;
             // Pieces hold whole floats and chunks are multiples of 4 bytes, so lo and hi are float boundaries.
             int liveFirst = Math.toIntExact(shard.dataOffset() + source.shardFirst() + (lo / 4 - source.pieceFirst()));
-            swaps.swap(stage, at + lo, shard.data(), liveFirst, Math.toIntExact((hi - lo) / 4));
+            int count = Math.toIntExact((hi - lo) / 4);
+            if (behind) deferred.add(new Deferred(at + lo, shard.data(), liveFirst, count));
+            else swaps.swap(stage, at + lo, shard.data(), liveFirst, count);
         }
     }
 }

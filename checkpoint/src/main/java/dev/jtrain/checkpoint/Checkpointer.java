@@ -27,7 +27,7 @@ import java.util.concurrent.Executors;
  *     wait for the previous save; a failure it had is thrown here (naming rank and file)
  *     plan      SavePlanner.plan: cache hit → no collectives; miss → gather local plans, coordinator merges, broadcast
  *     snapshot  copy my pieces into an off-heap staging buffer (the only stall of an async save)      Snapshot
- *               while the background writer already writes the chunks copied so far, right behind the copy
+ *               (sync: the background writer already writes the chunks copied so far, right behind the copy)
  *     ── async: return a future here; the rest runs on the background writer ──
  *     (overlapSnapshot: return before the snapshot; a copier thread copies, awaitSnapshot() fences the caller)
  *     write     my shard file: temp, fsync, rename (CRC32C per piece, from the snapshot or computed here)  ShardFileWriter
@@ -160,7 +160,10 @@ public final class Checkpointer implements AutoCloseable {
         Snapshot snap = new Snapshot(mine, live, buf.segment(), overlapped || !options.async());
         Job job = new Job(root, dir, options, plan, planned, buf, meta, snap, t0, t1);
         job.returned = System.nanoTime(); // before submitting: the writer thread sees it (used for an overlapped save)
-        submit(job, buf, dir);
+        // An async save that copies on the training thread starts its writer after the copy: the writer's CRC32C and
+        // I/O would compete with the copy for the cores and lengthen the stall, the one thing async is for.
+        boolean writerFirst = overlapped || !options.async();
+        if (writerFirst) submit(job, buf, dir);
         if (overlapped) {
             long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);
             try {
@@ -179,7 +182,10 @@ public final class Checkpointer implements AutoCloseable {
             return pending;
         }
         copy(snap, "ckpt snapshot");
-        if (options.async()) return pending;
+        if (!writerFirst) {
+            submit(job, buf, dir);
+            return pending;
+        }
         // A sync save ends committed or failed, as if it ran on this thread: an interrupt is kept for afterwards (the
         // writer's commit collectives must not be left running under the next save's or load's).
         CompletableFuture<SaveReport> done = pending;

@@ -38,14 +38,24 @@ final class PieceReader implements AutoCloseable {
     /** The consumer checksums and places this much at a time, so the second pass finds it in cache. */
     private static final long CONSUME_STEP = 2L << 20;
 
-    /** Receives landed, not yet verified bytes [from, to) of a piece (offsets relative to the piece). */
+    /**
+     * Receives landed, not yet verified bytes [from, to) of a piece (offsets relative to the piece); {@code behind}
+     * says the reader is more than {@link #LEAD_BYTES} ahead of the consumer, so the consumer, not the disk, is what
+     * the load waits for (the data came from the page cache, say) and extra work now would lengthen the load.
+     */
     interface Landed {
-        void accept(long from, long to);
+        void accept(long from, long to, boolean behind);
     }
+
+    /** A reader this far ahead of the consumer has been waiting for it, not for the disk: two read chunks. */
+    static final long LEAD_BYTES = 2 * READ_CHUNK;
+    /** Overrides {@link #LEAD_BYTES} (tests force swapping with a huge value, deferring with -1). */
+    static final String LEAD_PROPERTY = "jtrain.checkpoint.load.leadBytes";
 
     private record OpenFile(Path path, SafetensorsReader header, FileChannel channel) { }
 
     private final Path dir;
+    private final long leadBytes = Long.getLong(LEAD_PROPERTY, LEAD_BYTES);
     private final List<LoadPlanner.ShardPlan> plans;
     private final int rank;
     private final Map<String, OpenFile> files = new HashMap<>();   // background thread only, until close
@@ -62,6 +72,8 @@ final class PieceReader implements AutoCloseable {
     private CheckpointException[] failed = new CheckpointException[0];
     private int finished;
     private boolean cancelled, stopped;
+    private long landedTotal; // bytes landed over all pieces, in read order
+    private long consumedTotal; // loading thread only: bytes of pieces consumed, in read order
     private boolean interruptedWhileWaiting; // loading thread only
 
     /** @param plans the load's plan, to name items in errors */
@@ -104,7 +116,7 @@ final class PieceReader implements AutoCloseable {
             for (; pos < avail; ) {
                 long n = Math.min(CONSUME_STEP, avail - pos);
                 crc.update(dst.asSlice(pos, n).asByteBuffer());
-                if (onLanded != null) onLanded.accept(pos, pos + n);
+                if (onLanded != null) onLanded.accept(pos, pos + n, lead(consumedTotal + pos + n) > leadBytes);
                 pos += n;
             }
         }
@@ -114,12 +126,18 @@ final class PieceReader implements AutoCloseable {
             throw new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + itemOf(p)
                     + "): CRC32C " + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
         bytesRead += p.byteLength();
+        consumedTotal += p.byteLength();
         consumed.add(p);
     }
 
     /** Stops the background reads after the chunk in flight (the load failed; the rest is not needed). */
     synchronized void cancel() {
         cancelled = true;
+    }
+
+    /** Bytes the reader has landed beyond {@code consumedUpTo} (both counted in read order). */
+    private synchronized long lead(long consumedUpTo) {
+        return landedTotal - consumedUpTo;
     }
 
     private synchronized long awaitLanded(int i, long pos) {
@@ -212,6 +230,7 @@ final class PieceReader implements AutoCloseable {
             }
             off += bb.capacity();
             synchronized (this) {
+                landedTotal += bb.capacity();
                 landed[i] = off;
                 notifyAll();
             }

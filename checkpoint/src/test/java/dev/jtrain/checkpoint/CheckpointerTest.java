@@ -3,6 +3,8 @@ package dev.jtrain.checkpoint;
 import dev.jtrain.tensor.io.SafetensorsReader;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -305,8 +307,18 @@ class CheckpointerTest {
         assertThat(tr.restored).isNull();
     }
 
-    @Test
-    void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor() throws Exception {
+    @ParameterizedTest(name = "swap as pieces land: {0}")
+    @ValueSource(booleans = {true, false})
+    void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor(boolean swap) throws Exception {
+        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
+        try {
+            flipAByteAndLoad();
+        } finally {
+            System.clearProperty(PieceReader.LEAD_PROPERTY);
+        }
+    }
+
+    private void flipAByteAndLoad() throws Exception {
         Path f = savedFile();
         long size = Files.size(f);
         try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {

@@ -63,9 +63,20 @@ class DistributedCheckpointTest {
         });
     }
 
-    @ParameterizedTest(name = "{0} ranks -> {1} ranks, broadcast {2}")
-    @CsvSource({"4,2,false", "2,3,false", "3,1,false", "1,4,false", "4,2,true", "2,3,true"})
-    void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast) throws Exception {
+    /** {@code swap}: pieces swapped into the live buffers as they land, or (small files from the page cache) deferred. */
+    @ParameterizedTest(name = "{0} ranks -> {1} ranks, broadcast {2}, swap as pieces land {3}")
+    @CsvSource({"4,2,false,true", "2,3,false,true", "3,1,false,true", "1,4,false,true", "4,2,true,true", "2,3,true,true",
+            "4,2,false,false", "2,3,false,false", "3,1,false,false"})
+    void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast, boolean swap) throws Exception {
+        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
+        try {
+            reshard(from, to, broadcast);
+        } finally {
+            System.clearProperty(PieceReader.LEAD_PROPERTY);
+        }
+    }
+
+    private void reshard(int from, int to, boolean broadcast) throws Exception {
         save(from, 1, SaveOptions.at(3));
         List<String> problems = LocalRanks.run(to, (rank, pg) -> {
             ArrayState s = layout(rank, to).fill(9);
@@ -167,8 +178,19 @@ class DistributedCheckpointTest {
      * Loading swaps pieces into the live buffers as they land. A rank whose files are all good has swapped everything
      * in by the time the agreement reports another rank's corrupt last piece: it must put every value back.
      */
-    @Test
-    void aCorruptPieceOnOneRankUndoesWhatEveryOtherRankHadAlreadyLoaded() throws Exception {
+    @ParameterizedTest(name = "swap as pieces land: {0}")
+    @ValueSource(booleans = {true, false})
+    void aCorruptPieceOnOneRankUndoesWhatEveryOtherRankHadAlreadyLoaded(boolean swap) throws Exception {
+        // small files come from the page cache, where the loader would defer: force each way
+        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
+        try {
+            corruptLastPieceOfRank1AndLoad();
+        } finally {
+            System.clearProperty(PieceReader.LEAD_PROPERTY);
+        }
+    }
+
+    private void corruptLastPieceOfRank1AndLoad() throws Exception {
         save(2, 1, SaveOptions.at(1));
         Path dir = root.resolve("step-000001");
         CheckpointMetadata m = CheckpointMetadata.read(dir);
