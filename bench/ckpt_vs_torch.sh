@@ -77,9 +77,12 @@ cases = [
   ("save, replicated (DDP)",  "jtrain replicated save (fsync, commit)", ["dcp_replicated_1file/tensor save", "dcp_replicated_1file/rank save"], "torch.save + fsync"),
   ("save, sharded (ZeRO)",    "jtrain sharded save (fsync, commit)",    ["dcp_sharded_1file/tensor save", "dcp_sharded_1file/rank save"], "torch.save + fsync"),
   ("cold load, replicated",   "jtrain replicated load cold",            ["dcp_replicated_1file/tensor load cold", "dcp_replicated_1file/rank load cold"], "torch.load cold"),
+  ("cold load, repl., bcast", "jtrain replicated load broadcast cold", ["dcp_replicated_1file/tensor load cold", "dcp_replicated_1file/rank load cold"], None),
   ("cold load, sharded",      "jtrain sharded load cold",               ["dcp_sharded_1file/tensor load cold", "dcp_sharded_1file/rank load cold"], None),
 ]
 print(f"== summary: median over {rounds} blocks of each block's median (per-block ratios in brackets); ratio = peer time / jtrain time")
+print("   (DCP = the faster of its two layouts; torch.save/torch.load = rank 0 alone; 'bcast' = jtrain's broadcast load, which")
+print("   resume uses, against DCP 1.13's replicated load, which has no broadcast: every rank reads everything)")
 print(f"   {'case':26s} {'jtrain_s':>9s} {'DCP_s':>7s} {'vs DCP':>22s} {'torch_s':>8s} {'vs torch.save/load':>24s}")
 for name, jk, dk, tk in cases:
     j, p = jt(jk), pt(dk)
