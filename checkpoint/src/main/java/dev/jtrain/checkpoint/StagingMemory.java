@@ -16,7 +16,7 @@ import java.lang.invoke.MethodHandle;
  * allocates as usual.
  */
 final class StagingMemory {
-    private static final long HUGE = 2L << 20;
+    static final long HUGE = 2L << 20;
     private static final int PROT_READ = 1, PROT_WRITE = 2, MAP_PRIVATE = 2, MAP_ANONYMOUS = 0x20, MADV_HUGEPAGE = 14;
     private static final MethodHandle MMAP = Libc.function("mmap", FunctionDescriptor.of(ValueLayout.ADDRESS,
             ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
