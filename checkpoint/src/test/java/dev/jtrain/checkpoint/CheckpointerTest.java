@@ -356,6 +356,19 @@ class CheckpointerTest {
         assertThat(b.check(9)).isNull();
     }
 
+    /** Metadata whose byte length disagrees with its element count would leave part of a tensor unloaded. */
+    @Test
+    void aPieceWhoseBytesDoNotMatchItsElementsIsRefusedNamingFileAndTensor() throws Exception {
+        savedFile();
+        Path meta = root.resolve("step-000001").resolve("metadata.json");
+        com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree(meta.toFile());
+        com.fasterxml.jackson.databind.node.ObjectNode piece =
+                (com.fasterxml.jackson.databind.node.ObjectNode) m.get("items").get("model/fc.weight").get("pieces").get(0);
+        piece.put("byteLength", piece.get("byteLength").asLong() - 4); // one element short of its count
+        Json.MAPPER.writeValue(meta.toFile(), m);
+        assertLoadFailsUntouched("rank-00000.safetensors", "model/fc.weight", "metadata is corrupt");
+    }
+
     @Test
     void anUncommittedCheckpointIsRefusedByName() throws Exception {
         savedFile();
