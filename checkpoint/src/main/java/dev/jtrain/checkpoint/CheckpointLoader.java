@@ -160,11 +160,8 @@ final class CheckpointLoader {
                     Swappable sw = swappable.get(p);
                     reader.consume(p, sw == null ? null : (from, to, behind) -> sw.landed(swaps, deferred, stage, pieceAt.get(p), from, to, behind));
                 }
-            } catch (CheckpointException e) {
-                error = "rank " + rank + ": " + e.getMessage();
-                reader.cancel();
             } catch (RuntimeException | Error e) { // still take part in the broadcasts and the agreement below
-                error = "rank " + rank + ": loading failed unexpectedly: " + e;
+                error = failure(e);
                 reader.cancel();
             }
             // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast as soon as i is
@@ -183,11 +180,8 @@ final class CheckpointLoader {
                             if (!inPlace[i])
                                 for (LoadPlanner.Source s : p.sources())
                                     MemorySegment.copy(stage, pieceAt.get(s.piece()) + 4 * s.pieceFirst(), region, 4 * s.shardFirst(), 4 * s.count());
-                        } catch (CheckpointException e) {
-                            error = "rank " + rank + ": " + e.getMessage();
-                            reader.cancel();
                         } catch (RuntimeException | Error e) {
-                            error = "rank " + rank + ": loading failed unexpectedly: " + e;
+                            error = failure(e);
                             reader.cancel();
                         }
                     }
@@ -252,6 +246,11 @@ final class CheckpointLoader {
             if (settled) staging.release(buf);
             else staging.discard(buf);
         }
+    }
+
+    /** What this rank tells the others about a failed read: a checkpoint problem as it is, anything else as unexpected. */
+    private String failure(Throwable e) {
+        return "rank " + rank + ": " + (e instanceof CheckpointException ? e.getMessage() : "loading failed unexpectedly: " + e);
     }
 
     /** A range of staging left to copy into a live buffer after the agreement. */

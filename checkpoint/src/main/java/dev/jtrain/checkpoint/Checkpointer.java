@@ -58,7 +58,7 @@ public final class Checkpointer implements AutoCloseable {
     static final String SNAPSHOT_DELAY_PROPERTY = "jtrain.checkpoint.test.snapshotDelayMs";
 
     /** This thread's CPU time (user and system), or -1 where the JVM cannot tell. */
-    private static long threadCpuNanos() {
+    static long threadCpuNanos() {
         return CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1;
     }
 
@@ -90,16 +90,8 @@ public final class Checkpointer implements AutoCloseable {
         }
         this.rank = group == null ? 0 : group.rank();
         this.world = group == null ? 1 : group.size();
-        this.writer = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "checkpoint-writer-rank" + rank);
-            t.setDaemon(true);
-            return t;
-        });
-        this.copier = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "checkpoint-copier-rank" + rank);
-            t.setDaemon(true);
-            return t;
-        });
+        this.writer = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("checkpoint-writer-rank" + rank).factory());
+        this.copier = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("checkpoint-copier-rank" + rank).factory());
         if (this.group != null) {
             // The exchanges save planning makes, once, now (construction is collective anyway): the sub-group's
             // channels are set up on first use, which cost the first checkpoint of a trainer ~100-200 ms of stall.

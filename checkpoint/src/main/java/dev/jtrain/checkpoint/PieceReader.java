@@ -73,7 +73,6 @@ final class PieceReader implements AutoCloseable {
     private int finished;
     private boolean cancelled, stopped;
     private long landedTotal; // bytes landed over all pieces, in read order
-    private long consumedTotal; // loading thread only: bytes of pieces consumed, in read order
     private boolean interruptedWhileWaiting; // loading thread only
 
     /** @param plans the load's plan, to name items in errors */
@@ -116,7 +115,7 @@ final class PieceReader implements AutoCloseable {
             for (; pos < avail; ) {
                 long n = Math.min(CONSUME_STEP, avail - pos);
                 crc.update(dst.asSlice(pos, n).asByteBuffer());
-                if (onLanded != null) onLanded.accept(pos, pos + n, lead(consumedTotal + pos + n) > leadBytes);
+                if (onLanded != null) onLanded.accept(pos, pos + n, lead(bytesRead + pos + n) > leadBytes);
                 pos += n;
             }
         }
@@ -125,8 +124,7 @@ final class PieceReader implements AutoCloseable {
         if (!got.equals(p.crc32c()))
             throw new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + itemOf(p)
                     + "): CRC32C " + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
-        bytesRead += p.byteLength();
-        consumedTotal += p.byteLength();
+        bytesRead += p.byteLength(); // also where consumption stands in read order (pieces are consumed in it)
         consumed.add(p);
     }
 

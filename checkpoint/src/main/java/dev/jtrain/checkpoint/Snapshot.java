@@ -22,7 +22,6 @@ import java.util.List;
  */
 final class Snapshot {
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     /** Copy (and checksum) this much at a time: the CRC pass finds it in cache, and the writer hears of it soon. */
     private static final long STEP_BYTES = 2L << 20;
 
@@ -55,7 +54,7 @@ final class Snapshot {
     void run() {
         long t0 = System.nanoTime(), c0 = -1;
         try {
-            c0 = cpu();
+            c0 = Checkpointer.threadCpuNanos();
             PieceCrcs crc = checksum ? new PieceCrcs(items, crcs) : null;
             for (WriteItem w : items) {
                 TensorShard t = live.get(w.localIndex());
@@ -130,7 +129,7 @@ final class Snapshot {
             if (ended) return; // first end wins (abort after a run that already failed)
             endNanos = System.nanoTime();
             nanos = endNanos - t0;
-            long c1 = cpu();
+            long c1 = Checkpointer.threadCpuNanos();
             cpuNanos = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
             if (failure != null) failed = failure;
             else staged = total;
@@ -148,9 +147,5 @@ final class Snapshot {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while waiting for the copy into staging", e);
         }
-    }
-
-    private static long cpu() {
-        return CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1;
     }
 }

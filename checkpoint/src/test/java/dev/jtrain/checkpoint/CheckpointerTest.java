@@ -310,12 +310,7 @@ class CheckpointerTest {
     @ParameterizedTest(name = "swap as pieces land: {0}")
     @ValueSource(booleans = {true, false})
     void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor(boolean swap) throws Exception {
-        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
-        try {
-            flipAByteAndLoad();
-        } finally {
-            System.clearProperty(PieceReader.LEAD_PROPERTY);
-        }
+        SwapMode.with(swap, () -> flipAByteAndLoad());
     }
 
     private void flipAByteAndLoad() throws Exception {

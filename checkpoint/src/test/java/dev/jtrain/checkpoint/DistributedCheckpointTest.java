@@ -68,12 +68,7 @@ class DistributedCheckpointTest {
     @CsvSource({"4,2,false,true", "2,3,false,true", "3,1,false,true", "1,4,false,true", "4,2,true,true", "2,3,true,true",
             "4,2,false,false", "2,3,false,false", "3,1,false,false"})
     void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast, boolean swap) throws Exception {
-        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
-        try {
-            reshard(from, to, broadcast);
-        } finally {
-            System.clearProperty(PieceReader.LEAD_PROPERTY);
-        }
+        SwapMode.with(swap, () -> reshard(from, to, broadcast));
     }
 
     private void reshard(int from, int to, boolean broadcast) throws Exception {
@@ -181,13 +176,7 @@ class DistributedCheckpointTest {
     @ParameterizedTest(name = "swap as pieces land: {0}")
     @ValueSource(booleans = {true, false})
     void aCorruptPieceOnOneRankUndoesWhatEveryOtherRankHadAlreadyLoaded(boolean swap) throws Exception {
-        // small files come from the page cache, where the loader would defer: force each way
-        System.setProperty(PieceReader.LEAD_PROPERTY, swap ? Long.toString(Long.MAX_VALUE) : "-1");
-        try {
-            corruptLastPieceOfRank1AndLoad();
-        } finally {
-            System.clearProperty(PieceReader.LEAD_PROPERTY);
-        }
+        SwapMode.with(swap, () -> corruptLastPieceOfRank1AndLoad());
     }
 
     private void corruptLastPieceOfRank1AndLoad() throws Exception {
