@@ -18,6 +18,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * One load, every rank in the same order:
@@ -84,21 +86,35 @@ final class CheckpointLoader {
             roots = LoadPlanner.broadcastRoots(all, bytes);
         }
 
-        // Staging layout: pieces I read (each once), then one region per broadcast shard.
-        Map<CheckpointMetadata.Piece, Long> pieceAt = new LinkedHashMap<>();
-        long size = 0;
         int[] rootOf = new int[plans.size()];
-        long[] regionAt = new long[plans.size()];
         for (int i = 0; i < plans.size(); i++) {
             Integer r = roots.get(local.shards().get(i).rangeKey());
             rootOf[i] = r == null ? -1 : r;
-            if (rootOf[i] >= 0 && rootOf[i] != rank) continue; // someone else reads it
-            for (LoadPlanner.Source s : plans.get(i).sources())
-                if (!pieceAt.containsKey(s.piece())) {
-                    pieceAt.put(s.piece(), size);
-                    size += s.piece().byteLength();
-                }
         }
+
+        // Read order: own pieces file by file in file order (sequential reads), then broadcast pieces in plan order.
+        List<CheckpointMetadata.Piece> own = new ArrayList<>();
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] < 0)
+                for (LoadPlanner.Source s : plans.get(i).sources()) own.add(s.piece());
+        // Ranks that read the same files (replicated state, no broadcast) start at different ones: rank r at the r-th
+        // file, so the disk serves one stream per file instead of every rank racing through the same blocks (and where
+        // reads go through the page cache, each file a rank reaches later is there, read by the rank that started on it).
+        List<String> fileNames = own.stream().map(CheckpointMetadata.Piece::file).distinct().sorted().toList();
+        Map<String, Integer> turn = new HashMap<>();
+        for (int f = 0; f < fileNames.size(); f++) turn.put(fileNames.get(f), Math.floorMod(f - rank, fileNames.size()));
+        own.sort(Comparator.comparing((CheckpointMetadata.Piece p) -> turn.get(p.file())).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
+        Set<CheckpointMetadata.Piece> order = new LinkedHashSet<>(own);
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] == rank)
+                for (LoadPlanner.Source s : plans.get(i).sources()) order.add(s.piece());
+
+        // Staging layout: the pieces I read (each once, mirroring their files for direct reads, see ReadLayout), then
+        // one region per broadcast shard.
+        ReadLayout layout = ReadLayout.of(List.copyOf(order));
+        Map<CheckpointMetadata.Piece, Long> pieceAt = layout.pieceAt();
+        long size = layout.size();
+        long[] regionAt = new long[plans.size()];
         boolean[] inPlace = new boolean[plans.size()];
         for (int i = 0; i < plans.size(); i++) {
             if (rootOf[i] < 0) continue;
@@ -126,23 +142,6 @@ final class CheckpointLoader {
                 if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new Swappable(s, t));
         }
 
-        // Read order: own pieces file by file in file order (sequential reads), then broadcast pieces in plan order.
-        List<CheckpointMetadata.Piece> own = new ArrayList<>(), order = new ArrayList<>();
-        for (int i = 0; i < plans.size(); i++)
-            if (rootOf[i] < 0)
-                for (LoadPlanner.Source s : plans.get(i).sources()) own.add(s.piece());
-        // Ranks that read the same files (replicated state) start at different ones: rank r at the r-th file. The disk
-        // then serves one stream per file instead of every rank racing through the same pages, and each file a rank
-        // reaches later is already in the page cache, read by the rank that started there.
-        List<String> fileNames = own.stream().map(CheckpointMetadata.Piece::file).distinct().sorted().toList();
-        Map<String, Integer> turn = new HashMap<>();
-        for (int f = 0; f < fileNames.size(); f++) turn.put(fileNames.get(f), Math.floorMod(f - rank, fileNames.size()));
-        own.sort(Comparator.comparing((CheckpointMetadata.Piece p) -> turn.get(p.file())).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
-        order.addAll(own);
-        for (int i = 0; i < plans.size(); i++)
-            if (rootOf[i] == rank)
-                for (LoadPlanner.Source s : plans.get(i).sources()) order.add(s.piece());
-
         StagingPool.Buffer buf = staging.acquire(size);
         MemorySegment stage = buf.segment();
         List<Work> inFlight = new ArrayList<>();
@@ -151,7 +150,7 @@ final class CheckpointLoader {
         boolean applied = false;
         try (PieceReader reader = new PieceReader(dir, plans, rank)) {
             long r0 = System.nanoTime();
-            reader.start(order, pieceAt, stage);
+            reader.start(layout, stage);
             String error = null;
             // 1. The pieces of shards this rank loads on its own: checksummed and swapped into the live buffers as they
             //    land, while the reader thread reads the next ones.
@@ -236,7 +235,7 @@ final class CheckpointLoader {
             }
             long t1 = System.nanoTime();
             spans.span("ckpt load apply", b1, t1);
-            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0);
+            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, reader.directBytes(), broadcastBytes, r1 - r0, t1 - t0);
         } finally {
             if (!applied) swaps.undo(); // the reader is closed (joined) by now; staging still holds the old values
             // Only a broadcast that succeeded is known to be done with the buffer: one failed by the watchdog may still

@@ -46,12 +46,6 @@ import java.util.concurrent.Executors;
 public final class Checkpointer implements AutoCloseable {
     private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     /**
-     * Shard files bypass the page cache (O_DIRECT) unless {@code -Djtrain.checkpoint.directIo=false}. Measured on the
-     * 2-core VM of the README (dd, and CheckpointBenchmark with directIo on and off): a buffered write of 512 MiB took 0.2-1.8 s of CPU time
-     * (page-cache copy and reclaim) that a training loop on the same cores loses, a direct one 0.03-0.05 s (CRC32C
-     * included), at the same disk throughput for the save alone.
-     */
-    /**
      * Test hook: the overlapped snapshot waits this many milliseconds before copying, so a test can show that
      * training which does not call {@link #awaitSnapshot()} before changing the state would leak into the checkpoint.
      */
@@ -62,7 +56,14 @@ public final class Checkpointer implements AutoCloseable {
         return CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1;
     }
 
-    private static boolean directIo() {
+    /**
+     * Shard files are written past the page cache (O_DIRECT), and read past it where they are not cached (see
+     * PieceReader), unless {@code -Djtrain.checkpoint.directIo=false}. Measured on the
+     * 2-core VM of the README (dd, and CheckpointBenchmark with directIo on and off): a buffered write of 512 MiB took 0.2-1.8 s of CPU time
+     * (page-cache copy and reclaim) that a training loop on the same cores loses, a direct one 0.03-0.05 s (CRC32C
+     * included), at the same disk throughput for the save alone.
+     */
+    static boolean directIo() {
         return !"false".equals(System.getProperty("jtrain.checkpoint.directIo"));
     }
 

@@ -307,6 +307,67 @@ class CheckpointerTest {
         assertThat(tr.restored).isNull();
     }
 
+    /** Odd sizes: pieces start mid-block and the reads cross the reader's 8 MiB chunks. */
+    private static ArrayState oddSizes() {
+        return new ArrayState().whole("a", false, 1_000_003).whole("b", false, 7).whole("c", false, 3_000_001).whole("d", false, 769);
+    }
+
+    @Test
+    void whatIsNotCachedIsReadDirectlyAndWhatIsCachedThroughThePageCacheWithTheSameResult() throws Exception {
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, Map.of("model", oddSizes().fill(4)), SaveOptions.at(1)).join();
+        }
+        Path file = root.resolve("step-000001").resolve("rank-00000.safetensors");
+        long bytes = 4L * (1_000_003 + 7 + 3_000_001 + 769);
+        ArrayState b = oddSizes().fill(9);
+        LoadReport cold;
+        try (Checkpointer c = new Checkpointer(null)) {
+            cold = c.load(root, Map.of("model", b), LoadOptions.latest());
+        }
+        assertThat(b.check(4)).isNull();
+        assertThat(cold.bytesRead()).isEqualTo(bytes);
+        if (directReadable(file)) // written past the page cache, so (but for what the header read pulled in) read past it
+            assertThat(cold.bytesReadDirect()).isGreaterThan(bytes / 2);
+
+        Files.readAllBytes(file); // now all of it is in the page cache
+        ArrayState w = oddSizes().fill(9);
+        LoadReport warm;
+        try (Checkpointer c = new Checkpointer(null)) {
+            warm = c.load(root, Map.of("model", w), LoadOptions.latest());
+        }
+        assertThat(w.check(4)).isNull();
+        assertThat(warm.bytesReadDirect()).isZero();
+    }
+
+    @Test
+    void aByteChangedThroughThePageCacheIsSeenByADirectRead() throws Exception {
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, Map.of("model", oddSizes().fill(4)), SaveOptions.at(1)).join();
+        }
+        Path file = root.resolve("step-000001").resolve("rank-00000.safetensors");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) { // a dirty page, not yet written back
+            long at = raf.length() - 4L * 769 - 4L * 1_500_000; // the middle of model/c
+            raf.seek(at);
+            int v = raf.read();
+            raf.seek(at);
+            raf.write(v ^ 0x10);
+        }
+        ArrayState b = oddSizes().fill(9);
+        try (Checkpointer c = new Checkpointer(null)) {
+            assertThatThrownBy(() -> c.load(root, Map.of("model", b), LoadOptions.latest()))
+                    .isInstanceOf(CheckpointException.class).hasMessageContainingAll("rank-00000.safetensors", "model/c", "CRC32C");
+        }
+        assertThat(b.check(9)).as("live buffers untouched").isNull();
+    }
+
+    static boolean directReadable(Path file) {
+        try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ, com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+            return true;
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
     @ParameterizedTest(name = "swap as pieces land: {0}")
     @ValueSource(booleans = {true, false})
     void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor(boolean swap) throws Exception {

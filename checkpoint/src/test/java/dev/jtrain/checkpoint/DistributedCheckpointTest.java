@@ -10,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -84,6 +85,45 @@ class DistributedCheckpointTest {
             return s.check(1);
         });
         assertThat(problems).containsOnlyNulls();
+    }
+
+    /**
+     * On every rank, and for every kind of shard — its part of sharded state, replicated state it reads for itself or
+     * to broadcast — bytes that are not cached are read past the page cache, and bytes that are cached through it.
+     */
+    @ParameterizedTest(name = "broadcast {0}")
+    @ValueSource(booleans = {false, true})
+    void everyRankReadsWhatIsNotCachedDirectlyAndWhatIsCachedThroughThePageCache(boolean broadcast) throws Exception {
+        int world = 2, n = 3_000_001; // files of 24 MB: more than what opening one reads around its header
+        java.util.function.IntFunction<ArrayState> state = rank -> new ArrayState()
+                .whole("r0", true, n).whole("r1", true, n)
+                .add("s0", new long[]{2L * n}, (long) rank * n, n, false);
+        LocalRanks.run(world, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(root, Map.of("model", state.apply(rank).fill(1)), SaveOptions.at(1)).join();
+            }
+        });
+        Path dir = root.resolve("step-000001");
+        org.junit.jupiter.api.Assumptions.assumeTrue(CheckpointerTest.directReadable(dir.resolve("rank-00000.safetensors")),
+                "the file system takes direct reads");
+        for (boolean cached : List.of(false, true)) {
+            if (cached)
+                try (var files = Files.list(dir)) {
+                    for (Path f : files.toList()) Files.readAllBytes(f);
+                }
+            List<LoadReport> loads = LocalRanks.run(world, (rank, pg) -> {
+                ArrayState s = state.apply(rank).fill(7);
+                try (Checkpointer c = new Checkpointer(pg)) {
+                    LoadReport r = c.load(root, Map.of("model", s), LoadOptions.latest().withBroadcast(broadcast));
+                    assertThat(s.check(1)).isNull();
+                    return r;
+                }
+            });
+            for (LoadReport r : loads)
+                if (cached) assertThat(r.bytesReadDirect()).as("cached").isZero();
+                else // all it read, but for what mapping a file to parse its header read around it (up to 8 MiB a file)
+                    assertThat(r.bytesReadDirect()).as("not cached").isGreaterThan(r.bytesRead() - 2 * (8 << 20));
+        }
     }
 
     @Test

@@ -86,7 +86,8 @@ public final class CheckpointBenchmark {
                         add(times, tag + " cold", cold);
                         add(times, "  " + tag + " cold: of which rank 0 read+verify+swap in", lr[0].readNanos() / 1e9);
                         state.check(1);
-                        if (rep == 0) notes.put(tag + " bytes read by rank " + pg.rank(), Long.toString(lr[0].bytesRead()));
+                        if (rep == 0) notes.put(tag + " bytes read by rank " + pg.rank() + " (of which past the page cache)",
+                                lr[0].bytesRead() + " (" + lr[0].bytesReadDirect() + ")");
                         state.fill(0);
                         add(times, tag + " warm", timed(pg, () -> c.load(dir, s, LoadOptions.latest().withBroadcast(bcast))));
                         state.check(1);
