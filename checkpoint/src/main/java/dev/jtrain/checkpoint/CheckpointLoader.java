@@ -235,7 +235,7 @@ final class CheckpointLoader {
             }
             long t1 = System.nanoTime();
             spans.span("ckpt load apply", b1, t1);
-            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, reader.directBytes(), broadcastBytes, r1 - r0, t1 - t0);
+            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0, reader.directBytes());
         } finally {
             if (!applied) swaps.undo(); // the reader is closed (joined) by now; staging still holds the old values
             // Only a broadcast that succeeded is known to be done with the buffer: one failed by the watchdog may still

@@ -7,10 +7,10 @@ import java.nio.file.Path;
  *
  * @param savedWorldSize  world size at save time (differs from the current one when resharding)
  * @param bytesRead       bytes this rank read from storage
- * @param bytesReadDirect of those, bytes read with direct I/O, past the page cache (data that was not cached; rounded
- *                        out to whole blocks); the rest came through the page cache
  * @param bytesBroadcast  bytes this rank received from other ranks instead of reading them
  * @param readNanos       reading, verifying and swapping into the live buffers (they overlap), and broadcasting
+ * @param bytesReadDirect bytes read with direct I/O, past the page cache (data that was not cached, rounded out to
+ *                        whole blocks); the rest of {@code bytesRead} came through the page cache
  */
-public record LoadReport(long step, Path directory, int savedWorldSize, long bytesRead, long bytesReadDirect, long bytesBroadcast,
-                         long readNanos, long totalNanos) {}
+public record LoadReport(long step, Path directory, int savedWorldSize, long bytesRead, long bytesBroadcast,
+                         long readNanos, long totalNanos, long bytesReadDirect) {}

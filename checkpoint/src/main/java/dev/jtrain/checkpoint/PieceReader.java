@@ -100,6 +100,11 @@ final class PieceReader implements AutoCloseable {
             return direct;
         }
 
+        void refuseDirect() {
+            closeQuietly(direct);
+            direct = null;
+        }
+
         void close() {
             closeQuietly(header);
             closeQuietly(channel);
@@ -291,17 +296,27 @@ final class PieceReader implements AutoCloseable {
                 // staging mirrors the file (see ReadLayout), so an aligned file offset is an aligned address too; after
                 // a short read the rest goes through the page cache, which takes any offset
                 boolean aligned = at % ReadLayout.ALIGN == 0 && bb.remaining() % ReadLayout.ALIGN == 0;
-                boolean d = directChunk && aligned;
-                int got = (d ? f.direct() : f.channel()).read(bb, at);
+                boolean d = directChunk && aligned && f.direct() != null;
+                int got;
+                try {
+                    got = (d ? f.direct() : f.channel()).read(bb, at);
+                } catch (IOException e) {
+                    if (!d) throw e;
+                    // a file system that took O_DIRECT at open but refuses the reads (as PosixWriter meets on writes):
+                    // this file is read through the page cache from here on
+                    f.refuseDirect();
+                    continue;
+                }
                 if (got < 0) break;
                 if (d) addDirect(got);
             }
             long end = pos + bb.position();
             if (end < Math.min(pos + n, run.fileEnd())) {
-                long at = end;
-                CheckpointMetadata.Piece p = run.pieces().stream().filter(x -> x.fileOffset() + x.byteLength() > at).findFirst().orElseThrow();
-                throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + itemOf(p)
-                        + "): ends early at byte " + at + " (truncated)");
+                landing = landedUpTo(run, landing, Math.max(end, run.fileStart())); // the pieces before it are whole
+                CheckpointMetadata.Piece p = run.pieces().get(landing);
+                throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + itemOf(p) + "): the"
+                        + " file ends at byte " + f.channel().size() + ", before the tensor's last byte at "
+                        + (p.fileOffset() + p.byteLength()) + " (truncated)");
             }
             landing = landedUpTo(run, landing, Math.min(end, run.fileEnd()));
             pos += n;
@@ -361,6 +376,14 @@ final class PieceReader implements AutoCloseable {
         if (!"F32".equals(info.dtype().name()) || info.byteLength() != p.byteLength())
             throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): stored as "
                     + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength());
+        long at = f.header().dataStart() + info.begin();
+        if (p.fileOffset() != at)
+            throw new CheckpointException("metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): says the"
+                    + " bytes start at offset " + p.fileOffset() + ", the file's header at " + at + "; the metadata is corrupt");
+        // landed ranges are placed float by float (LiveSwaps), from chunk boundaries counted in file offsets
+        if (at % 4 != 0)
+            throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): F32 data at"
+                    + " offset " + at + ", not a multiple of 4; this writer's files align their data, rewrite the file with it");
     }
 
     /** Fails every piece of {@code run} that has not finished landing with {@code why(piece, item)}. */

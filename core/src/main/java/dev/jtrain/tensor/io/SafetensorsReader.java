@@ -37,12 +37,14 @@ public final class SafetensorsReader implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment data;
     private final SafetensorsHeader header;
+    private final long dataStart;
 
-    private SafetensorsReader(Path file, Arena arena, MemorySegment data, SafetensorsHeader header) {
+    private SafetensorsReader(Path file, Arena arena, MemorySegment data, SafetensorsHeader header, long dataStart) {
         this.file = file;
         this.arena = arena;
         this.data = data;
         this.header = header;
+        this.dataStart = dataStart;
     }
 
     /**
@@ -68,7 +70,7 @@ public final class SafetensorsReader implements AutoCloseable {
                         + size + "); file is truncated");
             byte[] json = whole.asSlice(SafetensorsLayout.HEADER_LENGTH_BYTES, n).toArray(ValueLayout.JAVA_BYTE);
             SafetensorsHeader header = SafetensorsHeader.parse(file, json, size - dataStart);
-            return new SafetensorsReader(file, arena, whole.asSlice(dataStart).asReadOnly(), header);
+            return new SafetensorsReader(file, arena, whole.asSlice(dataStart).asReadOnly(), header, dataStart);
         } catch (IOException e) {
             arena.close();
             throw new SafetensorsException(file, null, "cannot read: " + e, e);
@@ -80,6 +82,11 @@ public final class SafetensorsReader implements AutoCloseable {
 
     public Path file() {
         return file;
+    }
+
+    /** File offset of the data section: tensor {@code t}'s bytes start at {@code dataStart() + info(t).begin()}. */
+    public long dataStart() {
+        return dataStart;
     }
 
     /** Tensor names in the order their bytes appear in the file. */
