@@ -70,7 +70,7 @@ final class PieceReader implements AutoCloseable {
      * An open shard file, with a second channel that reads past the page cache, opened when a run first needs it (null
      * where direct I/O is off or the file system refuses it). Direct reads of data that is not cached cost the kernel
      * almost no CPU: measured here, reading two 512 MiB files buffered kept 28-64% of both cores busy in the kernel
-     * (page-cache allocation and the copy out of it), direct 1.5-5% — CPU that the checksums and swaps of the load, and
+     * (page-cache allocation and the copy out of it), direct 1.4-5% — CPU that the checksums and swaps of the load, and
      * the other rank, need on the same cores.
      */
     private static final class OpenFile {
