@@ -326,8 +326,9 @@ class CheckpointerTest {
         }
         assertThat(b.check(4)).isNull();
         assertThat(cold.bytesRead()).isEqualTo(bytes);
-        if (directReadsExpected(file)) // written past the page cache, so (but for what the header read pulled in) read past it
-            assertThat(cold.bytesReadDirect()).isGreaterThan(bytes / 2);
+        // written past the page cache, so read past it, but for what mapping the file to parse its header read around
+        // the header (up to read_ahead_kb), which the reader then finds cached
+        if (directReadsExpected(file)) assertThat(cold.bytesReadDirect()).isGreaterThan(bytes / 4);
 
         Files.readAllBytes(file); // now all of it is in the page cache
         ArrayState w = oddSizes().fill(9);
@@ -393,7 +394,7 @@ class CheckpointerTest {
             r = c.load(root, Map.of("b", b), LoadOptions.latest()); // only part b: its run starts after a's bytes
         }
         assertThat(b.check(4)).isNull();
-        if (direct) assertThat(r.bytesReadDirect()).isGreaterThan(r.bytesRead() / 2);
+        if (direct) assertThat(r.bytesReadDirect()).isGreaterThan(r.bytesRead() / 4); // see the test above
     }
 
     @ParameterizedTest(name = "swap as pieces land: {0}")
