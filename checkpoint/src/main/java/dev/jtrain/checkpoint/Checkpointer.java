@@ -165,13 +165,12 @@ public final class Checkpointer implements AutoCloseable {
         }
         // The writer starts first and follows the copy chunk by chunk, so the copy hides behind the disk writes. The
         // copier checksums as it copies, unless it is the training thread of an async save (save would block for it).
-        boolean overlapped = options.overlapSnapshot();
-        Snapshot snap = new Snapshot(mine, live, buf.segment(), overlapped || !options.async());
-        Job job = new Job(root, dir, options, plan, planned, buf, meta, snap, t0, t1);
-        job.returned = System.nanoTime(); // before submitting: the writer thread sees it (used for an overlapped save)
         // An async save that copies on the training thread starts its writer after the copy: the writer's CRC32C and
         // I/O would compete with the copy for the cores and lengthen the stall, the one thing async is for.
-        boolean writerFirst = overlapped || !options.async();
+        boolean overlapped = options.overlapSnapshot(), writerFirst = overlapped || !options.async();
+        Snapshot snap = new Snapshot(mine, live, buf.segment(), writerFirst);
+        Job job = new Job(root, dir, options, plan, planned, buf, meta, snap, t0, t1);
+        job.returned = System.nanoTime(); // before submitting: the writer thread sees it (used for an overlapped save)
         if (writerFirst) submit(job, buf, dir);
         if (overlapped) {
             long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);

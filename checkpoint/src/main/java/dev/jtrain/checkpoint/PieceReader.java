@@ -269,7 +269,7 @@ final class PieceReader implements AutoCloseable {
         try {
             f = open(head);
         } catch (CheckpointException e) {
-            for (int k = 0; k < run.pieces().size(); k++) fail(run.first() + k, e);
+            failUnfinished(run, (p, item) -> e);
             return;
         }
         for (int k = 0; k < run.pieces().size(); k++) {

@@ -441,16 +441,21 @@ class CheckpointerTest {
         assertThat(b.check(9)).isNull();
     }
 
+    /** Adds {@code delta} to field {@code field} of the first piece of {@code item} in the saved step's metadata. */
+    private void shiftSavedPiece(String item, String field, long delta) throws Exception {
+        Path meta = root.resolve("step-000001").resolve("metadata.json");
+        com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree(meta.toFile());
+        com.fasterxml.jackson.databind.node.ObjectNode piece =
+                (com.fasterxml.jackson.databind.node.ObjectNode) m.get("items").get(item).get("pieces").get(0);
+        piece.put(field, piece.get(field).asLong() + delta);
+        Json.MAPPER.writeValue(meta.toFile(), m);
+    }
+
     /** Metadata pointing a piece at other bytes than the file's header says would load a shifted tensor. */
     @Test
     void aPieceWhoseOffsetDisagreesWithTheFileHeaderIsRefusedNamingFileAndTensor() throws Exception {
         savedFile();
-        Path meta = root.resolve("step-000001").resolve("metadata.json");
-        com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree(meta.toFile());
-        com.fasterxml.jackson.databind.node.ObjectNode piece =
-                (com.fasterxml.jackson.databind.node.ObjectNode) m.get("items").get("model/ln.bias").get("pieces").get(0);
-        piece.put("fileOffset", piece.get("fileOffset").asLong() + 4);
-        Json.MAPPER.writeValue(meta.toFile(), m);
+        shiftSavedPiece("model/ln.bias", "fileOffset", 4);
         assertLoadFailsUntouched("rank-00000.safetensors", "model/ln.bias", "the file's header at", "metadata is corrupt");
     }
 
@@ -458,12 +463,7 @@ class CheckpointerTest {
     @Test
     void aPieceWhoseBytesDoNotMatchItsElementsIsRefusedNamingFileAndTensor() throws Exception {
         savedFile();
-        Path meta = root.resolve("step-000001").resolve("metadata.json");
-        com.fasterxml.jackson.databind.node.ObjectNode m = (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree(meta.toFile());
-        com.fasterxml.jackson.databind.node.ObjectNode piece =
-                (com.fasterxml.jackson.databind.node.ObjectNode) m.get("items").get("model/fc.weight").get("pieces").get(0);
-        piece.put("byteLength", piece.get("byteLength").asLong() - 4); // one element short of its count
-        Json.MAPPER.writeValue(meta.toFile(), m);
+        shiftSavedPiece("model/fc.weight", "byteLength", -4); // one element short of its count
         assertLoadFailsUntouched("rank-00000.safetensors", "model/fc.weight", "metadata is corrupt");
     }
 
