@@ -15,6 +15,10 @@ public final class RendezvousEnv {
     public static final String STORE_IN_LAUNCHER = "JTRAIN_STORE_IN_LAUNCHER";
     /** Which attempt of the group this is (0 first); store keys are prefixed with it so restarts start clean. */
     public static final String RESTART_COUNT = "JTRAIN_RESTART_COUNT";
+    /** This node's index in a multi-node job, set by the launcher for information (torchrun: GROUP_RANK). */
+    public static final String NODE_RANK = "JTRAIN_NODE_RANK";
+    /** Nodes in the job, set by the launcher. */
+    public static final String NNODES = "JTRAIN_NNODES";
     /** Rendezvous and default communication timeout in milliseconds. */
     public static final String TIMEOUT_MS = "JTRAIN_TIMEOUT_MS";
 }

@@ -42,7 +42,7 @@ public final class TcpStore implements Store {
     private TcpStore(TcpStoreOptions options) {
         this.options = options;
         this.server = options.isServer()
-                ? new TcpStoreServer(options.host(), options.port(), options.jobToken(), options.maxBodyBytes(), 10_000)
+                ? new TcpStoreServer(options.serverBindHost(), options.port(), options.jobToken(), options.maxBodyBytes(), 10_000)
                 : null;
         int port = server != null ? server.port() : options.port();
         try {

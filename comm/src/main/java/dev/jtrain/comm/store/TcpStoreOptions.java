@@ -26,6 +26,18 @@ public record TcpStoreOptions(String host, int port, boolean isServer, String jo
         }
     }
 
+    /**
+     * The address a hosted server binds: the loopback address when {@link #host} is a loopback literal (a
+     * single-host job must not listen on the network), otherwise every interface ({@link TcpStoreServer#ANY_ADDRESS}).
+     * Binding what {@code host} resolves to fails where a Debian hosts file maps the host's own name to 127.0.1.1,
+     * and where the store's host is not the one named (the job token still guards who gets in).
+     */
+    public String serverBindHost() { return isLoopbackLiteral(host) ? host : TcpStoreServer.ANY_ADDRESS; }
+
+    static boolean isLoopbackLiteral(String h) {
+        return h.equals("localhost") || h.equals("::1") || h.equals("[::1]") || h.matches("127\\.\\d+\\.\\d+\\.\\d+");
+    }
+
     public static TcpStoreOptions client(String host, int port, String jobToken, long timeoutMs) {
         return new TcpStoreOptions(host, port, false, jobToken, timeoutMs, 0);
     }

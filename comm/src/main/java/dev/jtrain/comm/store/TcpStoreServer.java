@@ -64,14 +64,21 @@ public final class TcpStoreServer implements AutoCloseable {
         try {
             serverSocket = new ServerSocket();
             serverSocket.setReuseAddress(true);
-            serverSocket.bind(new InetSocketAddress(host == null ? InetAddress.getLoopbackAddress() : InetAddress.getByName(host), port), 128);
+            InetSocketAddress at = host == null ? new InetSocketAddress(InetAddress.getLoopbackAddress(), port)
+                    : ANY_ADDRESS.equals(host) ? new InetSocketAddress(port)
+                    : new InetSocketAddress(InetAddress.getByName(host), port);
+            serverSocket.bind(at, 128);
         } catch (IOException e) {
-            throw new CommException("store server could not bind " + host + ":" + port + ": " + e.getMessage()
-                    + "; choose a free port (or 0 for any)", e);
+            throw new CommException("store server could not bind " + (ANY_ADDRESS.equals(host) ? "all interfaces" : host)
+                    + " port " + port + ": " + e.getMessage() + "; another job may hold the port: set MASTER_PORT to a free"
+                    + " one (or 0 for any, single node only)", e);
         }
         acceptor = Thread.ofPlatform().daemon().name("jtrain-store-accept-" + port()).start(this::acceptLoop);
         log.debug("store server listening on {}", serverSocket.getLocalSocketAddress());
     }
+
+    /** Host argument meaning every interface, IPv4 and IPv6 (the wildcard address). */
+    public static final String ANY_ADDRESS = "*";
 
     public int port() { return serverSocket.getLocalPort(); }
 
