@@ -138,18 +138,32 @@ kill_all_in_ns() {
   done
 }
 
-# Processes that belong to the harness but may be outside any named namespace (e.g. after a crash
-# deleted the netns handles): keepers (argv0 jtrain-keeper-h*) and anything whose command line
-# mentions the state dir (slurmd -f $STATE/slurm/slurm.conf, munged --socket $STATE/..., ...).
+# Processes that belong to the harness but are no longer reachable through a namespace handle (a
+# crash in the middle of an earlier down, a handle deleted by hand): those still in one of our
+# namespaces (their ids are recorded in $STATE/nsids by up), keepers (argv0 jtrain-keeper-h*), and
+# anything whose command line mentions the state dir (slurmd -f $STATE/slurm/slurm.conf, ...).
 stray_pids() {
-  local me p cmd
+  local me ids p cmd net uts
   me=" $(ancestors | tr '\n' ' ') "
+  ids=" $(tr '\n' ' ' <"$STATE/nsids" 2>/dev/null) "
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [[ $me == *" $p "* ]] && continue
     cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
-    if [[ $cmd == jtrain-keeper-h* || $cmd == *"$STATE/"* ]]; then echo "$p"; fi
+    net=$(readlink "/proc/$p/ns/net" 2>/dev/null) || continue
+    uts=$(readlink "/proc/$p/ns/uts" 2>/dev/null) || continue
+    if [[ $cmd == jtrain-keeper-h* || $cmd == *"$STATE/"* || $ids == *" $net "* || $ids == *" $uts "* ]]; then
+      echo "$p"
+    fi
   done
+}
+
+# no_ipv6 NS IFACE...: disable IPv6 on the interfaces ("default": those created later). Without it
+# every interface gets an fe80:: link-local address and sends router/neighbour solicitations; we want
+# the hosts to have exactly one address each, 10.231.0.K (lo keeps ::1). No-op without IPv6.
+no_ipv6() {
+  nsenter --net="$NETNS_DIR/$1" sh -c 'for i; do f=/proc/sys/net/ipv6/conf/$i/disable_ipv6
+    if [ -w "$f" ]; then echo 1 > "$f"; fi; done' no_ipv6 "${@:2}"
 }
 
 # `ip netns add` turns /run/netns into a shared bind mount of itself; once the last namespace handle
@@ -269,16 +283,22 @@ cmd_up() {
   : >"$STATE/resolv.conf"
 
   ip netns add "$SW_NS"
+  nsenter --net="$NETNS_DIR/$SW_NS" readlink /proc/self/ns/net >>"$STATE/nsids"
+  no_ipv6 "$SW_NS" default
   ip -n "$SW_NS" link set lo up
   ip -n "$SW_NS" link add br0 type bridge      # STP is off by default: ports forward at once
   ip -n "$SW_NS" link set br0 up
 
   for ((k = 1; k <= n; k++)); do
     ip netns add "$HOST_NS$k"
+    nsenter --net="$NETNS_DIR/$HOST_NS$k" readlink /proc/self/ns/net >>"$STATE/nsids"
+    no_ipv6 "$HOST_NS$k" default
     ip -n "$HOST_NS$k" link set lo up
     # Create the pair inside the switch namespace with its peer directly in the host namespace, so
     # that not even transiently does an interface appear in the machine's own namespace.
     ip -n "$SW_NS" link add "sw$k" type veth peer name eth0 netns "$HOST_NS$k"
+    no_ipv6 "$SW_NS" "sw$k"
+    no_ipv6 "$HOST_NS$k" eth0
     ip -n "$SW_NS" link set "sw$k" master br0 up
     ip -n "$HOST_NS$k" addr add "$SUBNET.$k/24" dev eth0
     ip -n "$HOST_NS$k" link set eth0 up
@@ -303,12 +323,16 @@ cmd_up() {
       keeper "$NODE$k" "$STATE/hosts" "$STATE/resolv.conf" "$STATE/keeper/$k.pid" "$k" \
       </dev/null >>"$STATE/keeper/$k.log" 2>&1 9<&- &
   done
-  local deadline=$((SECONDS + WAIT_S))
+  local deadline=$((SECONDS + WAIT_S)) pid
   for ((k = 1; k <= n; k++)); do
     until [[ -s $STATE/keeper/$k.pid ]] && is_keeper "$(cat "$STATE/keeper/$k.pid")" "$k"; do
       ((SECONDS < deadline)) || { cat "$STATE/keeper/$k.log" >&2 || true; die "keeper of host $k did not start in ${WAIT_S}s"; }
       sleep 0.05
     done
+    # UTS namespace ids (the netns ids were recorded above), for down to find processes even if the
+    # netns handles are gone.
+    pid=$(cat "$STATE/keeper/$k.pid")
+    readlink "/proc/$pid/ns/uts" >>"$STATE/nsids"
   done
   trap - EXIT
   log "up: $n hosts jt-node1..jt-node$n ($SUBNET.1..$n), shaping: ${rate:-off}, state: $STATE"

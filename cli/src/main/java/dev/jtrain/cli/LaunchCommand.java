@@ -1,5 +1,8 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.comm.engine.ClusterEngines;
+import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import picocli.CommandLine.Command;
@@ -7,37 +10,51 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
  * {@code jtrain launch}: starts one process per rank with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
  * MASTER_ADDR, MASTER_PORT and JTRAIN_JOB_TOKEN set (torchrun's contract), and exits with the first failing rank's
- * status. Example: {@code jtrain launch --nproc-per-node 4 -- ./jtrain train --config small.json}.
+ * status. Run once per node under Slurm ({@code srun --ntasks-per-node=1}) or in a Kubernetes pod, it takes the
+ * node count, its node rank, node 0's address and the port from the engine (flags given explicitly win).
  */
 @Command(name = "launch", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Start N ranks of a command on this node with the rendezvous environment set.",
-                "Output lines are prefixed with [rank N]; when a rank fails the others are stopped and its status returned."})
+                "Output lines are prefixed with [rank N]; when a rank fails the others are stopped and its status returned.",
+                "Under Slurm (one task per node) or Kubernetes, --nnodes, --node-rank, --master-addr and --master-port come "
+                        + "from the engine."})
 final class LaunchCommand implements Callable<Integer> {
-    @Option(names = "--nproc-per-node", required = true, description = "Processes (ranks) on this node.")
-    int nprocPerNode;
-    @Option(names = "--nnodes", defaultValue = "1", description = "Nodes in the job (default: ${DEFAULT-VALUE}).")
-    int nnodes;
-    @Option(names = "--node-rank", defaultValue = "0", description = "Index of this node; node 0 hosts the store (default: ${DEFAULT-VALUE}).")
-    int nodeRank;
-    @Option(names = "--master-addr", defaultValue = "127.0.0.1", description = "Address of node 0 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--nproc-per-node", description = "Processes (ranks) on this node (default: the engine's, e.g. PET_NPROC_PER_NODE).")
+    Integer nprocPerNode;
+    @Option(names = "--nnodes", description = "Nodes in the job (default: the engine's, else 1).")
+    Integer nnodes;
+    @Option(names = "--node-rank", description = "Index of this node; node 0 hosts the store (default: the engine's, else 0).")
+    Integer nodeRank;
+    @Option(names = "--master-addr", description = "Address of node 0 (default: the engine's, else 127.0.0.1).")
     String masterAddr;
-    @Option(names = "--master-port", defaultValue = "0", description = "Store port on node 0; 0 picks a free port (single node only).")
-    int masterPort;
-    @Option(names = "--max-restarts", defaultValue = "0", description = "Restart the whole group this many times after a failure (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--master-port", description = "Store port on node 0; 0 picks a free port (single node only). Default: the engine's, else 0.")
+    Integer masterPort;
+    @Option(names = "--max-restarts", defaultValue = "0", description = "Restart the whole group (all nodes together) this many times after a failure (default: ${DEFAULT-VALUE}).")
     int maxRestarts;
     @Option(names = "--stop-grace-ms", defaultValue = "5000", description = "Time surviving ranks get to exit after SIGTERM (default: ${DEFAULT-VALUE}).")
     long stopGraceMs;
+    @Option(names = "--join-timeout-ms", defaultValue = "300000", description = "Multi-node: how long to wait for node 0's store and, before a restart, for every node to stop its ranks (default: ${DEFAULT-VALUE}).")
+    long joinTimeoutMs;
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments, after --.")
     List<String> command;
 
     @Override
     public Integer call() {
-        var options = new LaunchOptions(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, null, stopGraceMs, command);
+        Optional<NodeLayout> node = ClusterEngines.nodeLayout(EngineEnv.current());
+        int nproc = nprocPerNode != null ? nprocPerNode : node.map(NodeLayout::nprocPerNode).orElse(0);
+        if (nproc < 1) throw new IllegalArgumentException("--nproc-per-node is required (the engine does not give it)");
+        var options = new LaunchOptions(nproc,
+                nnodes != null ? nnodes : node.map(NodeLayout::nnodes).orElse(1),
+                nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
+                masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
+                masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
+                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs);
         return new Launcher(options, System.out).run();
     }
 }

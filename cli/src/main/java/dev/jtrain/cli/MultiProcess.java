@@ -1,5 +1,6 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 
@@ -18,14 +19,17 @@ import java.util.Map;
 final class MultiProcess {
     private MultiProcess() {}
 
-    static int launch(int nproc, Integer threads, List<String> originalArgs, Path out) {
+    /** {@code node}: this node's place when an engine started one process per node (Kubernetes), else null. */
+    static int launch(int nproc, Integer threads, List<String> originalArgs, Path out, NodeLayout node) {
         List<String> cmd = ChildJvm.command(Main.class.getName(), originalArgs); // the whole command line, "train" included
         if (out == null) {
             cmd.add("--out");
             cmd.add(Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))).toString());
         }
         int perRank = threads != null ? threads : Math.max(1, Runtime.getRuntime().availableProcessors() / nproc);
-        LaunchOptions options = new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 5_000, cmd);
+        LaunchOptions options = node == null ? new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 5_000, cmd)
+                : new LaunchOptions(nproc, node.nnodes(), node.nodeRank(), node.masterAddr(), node.masterPort(), 0,
+                node.jobToken(), 5_000, cmd);
         return new Launcher(options, System.out, Map.of("JTRAIN_THREADS", Integer.toString(perRank))).run();
     }
 }

@@ -15,6 +15,11 @@ import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.train.TraceWriter;
 import dev.jtrain.train.TrainConfig;
 import dev.jtrain.train.Trainer;
+import dev.jtrain.comm.engine.ClusterEngine;
+import dev.jtrain.comm.engine.ClusterEngines;
+import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.engine.NodeLayout;
+import dev.jtrain.comm.engine.RankLayout;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -25,6 +30,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -93,18 +99,32 @@ final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        boolean worker = System.getenv(dev.jtrain.comm.launch.RendezvousEnv.RANK) != null;
-        int processes = nproc != null ? nproc : TrainSettings.load(preset).nproc;
+        EngineEnv env = EngineEnv.current();
+        Optional<ClusterEngine> engine = ClusterEngines.detect(env);
+        Optional<RankLayout> ranks = engine.flatMap(e -> e.ranks(env));
+        boolean worker = ranks.map(r -> r.worldSize() > 1).orElse(false);
+        if (worker && nproc != null && nproc > 1 && !ranks.get().engine().equals("jtrain")) {
+            throw new IllegalArgumentException("--nproc " + nproc + ": under " + ranks.get().engine() + " every process it"
+                    + " starts is a rank (" + ranks.get().worldSize() + " here); set the number of ranks there"
+                    + " (srun --ntasks-per-node, mpirun -np) and drop --nproc");
+        }
+        Optional<NodeLayout> node = ranks.isPresent() ? Optional.empty() : engine.flatMap(e -> e.node(env));
+        int processes = nproc != null ? nproc : node.map(NodeLayout::nprocPerNode).filter(n -> n > 0)
+                .orElse(TrainSettings.load(preset).nproc);
         if (processes < 1) throw new IllegalArgumentException("--nproc must be >= 1, got " + processes);
-        if (processes > 1 && !worker) {
+        if (!worker && ranks.isEmpty() && (processes > 1 || node.isPresent())) {
             List<String> args = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
             if (nproc == null) args.addAll(List.of("--nproc", Integer.toString(processes)));
-            return MultiProcess.launch(processes, threads, args, out);
+            return MultiProcess.launch(processes, threads, args, out, node.orElse(null));
         }
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
         dev.jtrain.comm.ProcessGroup pg = worker ? dev.jtrain.comm.ProcessGroups.initFromEnv() : null;
+        if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && System.getenv("JTRAIN_THREADS") == null) {
+            // ranks started by an engine share the node's cores as the launcher would share them
+            Parallel.setThreads(Math.max(1, Runtime.getRuntime().availableProcessors() / ranks.get().localWorldSize()));
+        }
         try {
             return train(s, pg);
         } finally {
@@ -161,6 +181,7 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
         if (trace != null) trainer.setTrace(trace);
+        PreemptionSignal.onTerm(trainer::requestStop);
         if ((ckptEvery > 0 || resume) && ckptDir == null)
             throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
         dev.jtrain.checkpoint.Checkpointer checkpointer = ckptDir == null ? null : new dev.jtrain.checkpoint.Checkpointer(pg);
@@ -197,6 +218,11 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (checkpointer != null) checkpointer.close();
         if (trace != null) trace.close();
+        if (result.stopRequested()) {
+            console.printf("%nstopped on SIGTERM after %d steps%s%n", result.steps(),
+                    checkpointer != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved)");
+            return 0;
+        }
         if (!lead) return 0;
         double unigram = UnigramEntropy.of(train);
         double mfu = result.meanMfu();

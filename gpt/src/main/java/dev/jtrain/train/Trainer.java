@@ -27,8 +27,9 @@ import dev.jtrain.tensor.Tensor;
  */
 public final class Trainer {
     /** Summary of a finished run. */
+    /** Summary of a finished run; {@code stopRequested}: it ended early on {@link #requestStop} (after a checkpoint, if any). */
     public record Result(int steps, float lastTrainLoss, float lastValLoss, double meanTokensPerSecond, double meanMfu,
-                         double seconds) {}
+                         double seconds, boolean stopRequested) {}
 
     private final TrainConfig config;
     private final Gpt model;
@@ -50,6 +51,8 @@ public final class Trainer {
     private double inFlightBlockedMs, inFlightWaitMs;
     /** First step to run: 0, or the step a resumed checkpoint was taken after. */
     private int startStep;
+    /** Set from a signal handler (preemption); read once per step. */
+    private volatile boolean stopRequested;
 
     /** Single process. */
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
@@ -139,6 +142,14 @@ public final class Trainer {
         return checkpointer.load(dir, checkpointState(), options);
     }
 
+    /**
+     * Asks {@link #run} to stop at the next step boundary (a scheduler's SIGTERM: preemption, {@code srun --signal}).
+     * Ranks are signalled at slightly different times, so they first agree on the step (one tiny all-reduce per
+     * step); then, with checkpointing set up, they save that step synchronously and {@code run} returns.
+     * Thread-safe: meant to be called from a signal handler.
+     */
+    public void requestStop() { stopRequested = true; }
+
     /** Steps already done when {@link #run} starts (after {@link #resume}). */
     public int startStep() { return startStep; }
 
@@ -151,7 +162,21 @@ public final class Trainer {
         float lastLoss = Float.NaN, lastVal = Float.NaN;
         int evaluatedAt = -1;
         model.train(true);
+        boolean stopped = false;
+        int lastSaved = startStep;
         for (; step < config.maxSteps(); step++) {
+            float stop = stopRequested ? 1f : 0f;
+            if ((parallel.worldSize() > 1 ? parallel.average(stop) : stop) > 0f) {
+                stopped = true;
+                if (checkpointer != null && step > lastSaved) {
+                    startStep = step;
+                    awaitCheckpoint(listener, start);
+                    inFlight = checkpointer.save(checkpointDir, checkpointState(), new SaveOptions(step, false, checkpointKeepLast, false));
+                    inFlightBlockedMs = inFlightWaitMs = 0;
+                    reportCheckpoint(listener, start);
+                }
+                break;
+            }
             if (config.maxSeconds() > 0) {
                 // Every rank must stop at the same step (a rank that runs one more step would wait forever in its
                 // collectives): stop when any rank's clock says so.
@@ -220,15 +245,17 @@ public final class Trainer {
                 // next optimizer step waits for it above
                 inFlight = checkpointer.save(checkpointDir, checkpointState(),
                         new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast, checkpointAsync));
+                lastSaved = step + 1;
                 inFlightBlockedMs = (System.nanoTime() - b0) / 1e6;
                 inFlightWaitMs = 0;
                 if (!checkpointAsync) reportCheckpoint(listener, start);
             }
         }
         if (checkpointer != null) awaitCheckpoint(listener, start); // the last checkpoint is durable before run returns
-        if (evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start); // the last step's model
+        // the last step's model (a preempted run skips it: the scheduler's grace period is short)
+        if (!stopped && evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start);
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
-                seconds(start));
+                seconds(start), stopped);
     }
 
     /** Waits for the save in flight (rethrowing its failure) and reports it. */

@@ -15,9 +15,18 @@ import java.util.List;
  *                       node, a fresh random one
  * @param stopGraceMs    how long surviving ranks get to exit after SIGTERM before they are killed
  * @param command        the program to run on every rank
+ * @param joinTimeoutMs  multi-node: how long a launcher waits for node 0's store and, before a restart, for every
+ *                       node to have stopped its ranks; a node missing then is named and the job fails
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
-                            String jobToken, long stopGraceMs, List<String> command) {
+                            String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs) {
+    public static final long DEFAULT_JOIN_TIMEOUT_MS = 300_000;
+
+    public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
+                         String jobToken, long stopGraceMs, List<String> command) {
+        this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, 0);
+    }
+
     public LaunchOptions {
         if (nprocPerNode < 1) throw new RendezvousConfigException("--nproc-per-node must be >= 1: " + nprocPerNode);
         if (nnodes < 1) throw new RendezvousConfigException("--nnodes must be >= 1: " + nnodes);
@@ -37,6 +46,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         if (stopGraceMs <= 0) stopGraceMs = 5_000;
         if (command == null || command.isEmpty()) throw new RendezvousConfigException("no command to launch: jtrain launch ... -- COMMAND ARGS");
         command = List.copyOf(command);
+        if (joinTimeoutMs <= 0) joinTimeoutMs = DEFAULT_JOIN_TIMEOUT_MS;
     }
 
     public int worldSize() { return nprocPerNode * nnodes; }

@@ -1,6 +1,8 @@
 package dev.jtrain.comm.launch;
 
 import dev.jtrain.comm.store.StoreFrameDescriptor;
+import dev.jtrain.comm.store.TcpStore;
+import dev.jtrain.comm.store.TcpStoreOptions;
 import dev.jtrain.comm.store.TcpStoreServer;
 
 import java.io.BufferedReader;
@@ -25,12 +27,17 @@ import java.util.concurrent.TimeUnit;
  * {@code maxRestarts > 0} the whole group is restarted after a failure; each attempt sees
  * {@code JTRAIN_RESTART_COUNT} and a fresh store prefix.
  *
- * <p>Multi-node: each node runs its own launcher; restarts are per node (no cross-node agreement yet).
+ * <p>Multi-node: each node runs its own launcher; node 0's hosts the store on every interface, and all of them
+ * agree through it ({@link NodeAgreement}): a rank failing on any node stops the ranks on every node, all nodes
+ * restart together as the next epoch (visible to ranks as {@code JTRAIN_RESTART_COUNT}), and the job succeeds only
+ * when every node's ranks have exited 0.
  *
  * <p>Threading: {@link #run} blocks the caller; two daemon threads per child copy its output.
  */
 public final class Launcher {
     static final int LAST_LINES = 20;
+    /** How often a multi-node launcher asks the store whether another node failed (one tiny request). */
+    private static final long POLL_OTHERS_MS = 100;
 
     private final LaunchOptions options;
     private final PrintStream out;
@@ -45,38 +52,74 @@ public final class Launcher {
         this.extraEnv = Map.copyOf(extraEnv);
     }
 
+    /** How one attempt ended on this node. */
+    private record Outcome(int status, Child failed, boolean remote) {
+        static final Outcome OK = new Outcome(0, null, false);
+    }
+
     /** One started rank: its process and the tail of its error output. */
     private record Child(int rank, Process process, Deque<String> lastErrLines, List<Thread> pumps) { }
 
     /** Runs the job to the end; returns 0, or the exit status of the first rank that failed in the last attempt. */
     public int run() {
         String token = options.jobToken() != null ? options.jobToken() : HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
+        boolean multiNode = options.nnodes() > 1;
         TcpStoreServer server = null;
-        if (options.nodeRank() == 0) {
-            String bind = options.nnodes() > 1 ? "0.0.0.0" : options.masterAddr();
-            server = new TcpStoreServer(bind, options.masterPort(), token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
-        }
-        int port = server != null ? server.port() : options.masterPort();
+        TcpStore client = null;
         List<Child> running = new ArrayList<>();
-        Thread hook = Thread.ofPlatform().unstarted(() -> running.forEach(c -> terminate(c.process(), true)));
+        Thread hook = Thread.ofPlatform().unstarted(() -> stopAll(List.copyOf(running)));
         Runtime.getRuntime().addShutdownHook(hook);
         try {
+            if (options.nodeRank() == 0) {
+                var so = TcpStoreOptions.server(options.masterAddr(), options.masterPort(), token, options.joinTimeoutMs());
+                server = new TcpStoreServer(so.serverBindHost(), options.masterPort(), token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
+            }
+            int port = server != null ? server.port() : options.masterPort();
+            NodeAgreement agreement = null;
+            if (multiNode) {
+                client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
+                agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
+            }
             for (int attempt = 0; ; attempt++) {
                 running.clear();
                 running.addAll(start(token, port, attempt));
-                int status = supervise(running);
-                if (status == 0) return 0;
-                if (attempt >= options.maxRestarts()) return status;
-                out.printf("[launcher] restarting the group (restart %d of %d)%n", attempt + 1, options.maxRestarts());
+                Outcome o = supervise(running, agreement, attempt);
+                if (o.status() == 0) return 0;
+                if (agreement != null && o.failed() != null) {
+                    agreement.reportFailure(attempt, o.status(), "rank " + o.failed().rank() + " on node " + options.nodeRank()
+                            + " (" + hostName() + ") exited with status " + o.status());
+                }
+                int status = o.status();
+                if (o.remote()) {
+                    NodeAgreement.Failure f = agreement.failure(attempt, options.joinTimeoutMs());
+                    out.printf("[launcher] node %d: %s; stopped this node's ranks%n", options.nodeRank(), f.what());
+                    status = f.status();
+                }
+                if (attempt >= options.maxRestarts()) {
+                    if (options.maxRestarts() > 0) out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
+                    return status;
+                }
+                if (agreement != null) agreement.stoppedAndAwaitOthers(attempt, options.joinTimeoutMs());
+                out.printf("[launcher] restarting the group (restart %d of %d%s)%n", attempt + 1, options.maxRestarts(),
+                        multiNode ? ", all " + options.nnodes() + " nodes together" : "");
             }
         } finally {
-            running.forEach(c -> terminate(c.process(), true));
+            stopAll(List.copyOf(running));
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running already
             }
+            if (client != null) client.close();
             if (server != null) server.close();
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown host";
         }
     }
 
@@ -96,6 +139,8 @@ public final class Launcher {
             env.put(RendezvousEnv.JOB_TOKEN, token);
             env.put(RendezvousEnv.STORE_IN_LAUNCHER, "1");
             env.put(RendezvousEnv.RESTART_COUNT, Integer.toString(attempt));
+            env.put(RendezvousEnv.NODE_RANK, Integer.toString(options.nodeRank()));
+            env.put(RendezvousEnv.NNODES, Integer.toString(options.nnodes()));
             try {
                 Process p = pb.start();
                 Deque<String> tail = new ArrayDeque<>();
@@ -132,10 +177,15 @@ public final class Launcher {
         });
     }
 
-    /** Waits for every rank; on the first failure stops the rest. Returns 0 or the failing rank's status. */
-    private int supervise(List<Child> children) {
+    /**
+     * Waits for every rank of this node; on the first failure here, or one reported by another node, stops the rest.
+     * A node whose ranks all succeeded waits until every node's have (another may still fail and restart them all).
+     */
+    private Outcome supervise(List<Child> children, NodeAgreement agreement, int epoch) {
         List<Child> alive = new ArrayList<>(children);
-        while (!alive.isEmpty()) {
+        long nextPoll = System.nanoTime();
+        boolean reportedDone = false;
+        while (true) {
             for (var it = alive.iterator(); it.hasNext(); ) {
                 Child c = it.next();
                 if (c.process().isAlive()) continue;
@@ -145,19 +195,35 @@ public final class Launcher {
                     stopAll(alive);
                     drain(c);
                     report(c, status);
-                    return status;
+                    return new Outcome(status, c, false);
+                }
+            }
+            if (alive.isEmpty()) {
+                if (agreement == null) break;
+                if (!reportedDone) {
+                    agreement.reportDone(epoch);
+                    reportedDone = true;
+                }
+                if (agreement.allDone(epoch)) break;
+            }
+            if (agreement != null && System.nanoTime() >= nextPoll) {
+                nextPoll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_OTHERS_MS);
+                if (agreement.anyFailure(epoch)) {
+                    stopAll(alive);
+                    return new Outcome(1, null, true);
                 }
             }
             try {
-                children.getFirst().process().waitFor(20, TimeUnit.MILLISECONDS);
+                if (alive.isEmpty()) Thread.sleep(POLL_OTHERS_MS);
+                else alive.getFirst().process().waitFor(20, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 stopAll(alive);
-                return 130;
+                return new Outcome(130, null, false);
             }
         }
         children.forEach(this::drain);
-        return 0;
+        return Outcome.OK;
     }
 
     private void stopAll(List<Child> others) {
