@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # single-quoted scripts for sh -c / bash -c are expanded there, on purpose
 # hosts.sh - emulate N hosts on one Linux machine with network namespaces.
 #
 # Topology (everything lives in namespaces this script creates; the machine's own
@@ -16,7 +17,7 @@
 # so a process on any host can be seen (and signalled) from the machine.
 #
 # Usage: hosts.sh check | up N [RATE] | exec K CMD... | kill K [SIGNAL] [--all] | link K down|up|blackhole
-#                 | shape RATE|off | status | down | addr K | n
+#                 | shape RATE|off | status | env | down | addr K | n
 # See usage() below and README.md next to this file.
 set -euo pipefail
 
@@ -56,10 +57,12 @@ usage: hosts.sh COMMAND [ARGS]
                           up: undo either
   shape RATE|off          change (or remove) the tbf shaping of every link of running hosts
   status                  what is up
+  env                     print exports for callers: eval "\$(hosts.sh env)"
   addr K                  print host K's address;   n: print the number of hosts
   down                    kill every process on the hosts and in the switch, delete the namespaces,
                           remove the state dir ($STATE); idempotent, safe after a partial up or crash
 environment: JTRAIN_HOSTS_STATE (state dir, default /tmp/jtrain-hosts), JT_HOSTS_TIMEOUT (s, default 20),
+             JT_QUIET=1 (no progress messages on stderr),
              JT_TBF_BURST_US, JT_TBF_MIN_BURST, JT_TBF_LATENCY (tbf tuning)
 EOF
 }
@@ -70,7 +73,7 @@ log() { [[ -n ${JT_QUIET:-} ]] || echo "hosts.sh: $*" >&2; }
 # ---------------------------------------------------------------------------------------------------
 # helpers
 
-# Serialise up/down/shape/link between concurrent callers. The lock is on this script file itself so
+# Serialise up/down/shape between concurrent callers. The lock is on this script file itself so
 # that no lock file is left behind. fd 9 must not leak into long-lived children (keepers, daemons):
 # they would hold the lock forever, so every background start below closes it (9<&-).
 lock() {
@@ -171,8 +174,10 @@ no_ipv6() {
 cleanup_netns_dir() {
   [[ -d $NETNS_DIR ]] || return 0
   [[ -z $(ls -A "$NETNS_DIR" 2>/dev/null) ]] || return 0
-  local i
-  for i in 1 2 3 4; do mountpoint -q "$NETNS_DIR" && umount "$NETNS_DIR" 2>/dev/null || break; done
+  local _
+  for _ in 1 2 3 4; do   # it may be mounted more than once over itself
+    if mountpoint -q "$NETNS_DIR"; then umount "$NETNS_DIR" 2>/dev/null || break; else break; fi
+  done
   rmdir "$NETNS_DIR" 2>/dev/null || true
 }
 
@@ -181,10 +186,12 @@ cleanup_netns_dir() {
 # refills the bucket with a granularity of tens of microseconds (hrtimer + softirq latency, worse on
 # a busy 2-core VM). The bucket (burst) must therefore hold several timer periods' worth of bytes or
 # the link idles between refills and never reaches RATE; it must also exceed a whole GSO super-packet
-# (up to 64 KiB on veth), else tbf has to segment every packet in software. burst = RATE x 1 ms with
-# a 256 KiB floor measured to reach >=95% of the rate from 100mbit to 10gbit on this kind of machine.
-# latency bounds the queue (limit = RATE x latency + burst) so that TCP sees back-pressure instead of
-# an ever-growing buffer.
+# (up to 64 KiB on veth), else tbf has to segment every packet in software. Measured here (TCP goodput
+# with tput.py, 2gbit): burst 16 KiB -> 0.88 Gbit/s, 64 KiB -> 1.58, 128 KiB -> 1.85, 256 KiB -> 1.89;
+# 10gbit needs more (128 KiB -> 7.2 Gbit/s, 1.25 MB -> 9.0). Hence burst = RATE x 1 ms, at least
+# 256 KiB, which gives 94-96% of RATE as TCP goodput from 100mbit to 10gbit, i.e. the full rate: TCP
+# payload is at most 1448 of every 1514 bytes tbf counts (95.6%). latency bounds the queue
+# (limit = RATE x latency + burst) so that TCP sees back-pressure rather than a growing buffer.
 tbf_params() {
   local rate=$1 num unit bps burst
   [[ ${rate,,} =~ ^([0-9]+(\.[0-9]+)?)([kmgt]?)(bit|bps)?$ ]] || die "bad RATE '$rate' (examples: 2gbit, 500mbit, 100mbit)"
@@ -258,7 +265,7 @@ probe_ns() {
 
 cmd_up() {
   local n=${1:-} rate=${2:-}
-  is_uint "$n" && ((n >= 1 && n <= MAX_HOSTS)) || die "usage: hosts.sh up N [RATE]  (1 <= N <= $MAX_HOSTS)"
+  if ! is_uint "$n" || ((n < 1 || n > MAX_HOSTS)); then die "usage: hosts.sh up N [RATE]  (1 <= N <= $MAX_HOSTS)"; fi
   [[ -z $rate ]] || tbf_params "$rate" >/dev/null
   local why; why=$(cmd_check) || die "harness cannot run here: $why"
   lock
@@ -267,7 +274,8 @@ cmd_up() {
   # Any failure from here on (set -e, die) must not leave half a cluster behind.
   trap 'echo "hosts.sh: up failed; tearing down" >&2; do_down' EXIT
 
-  mkdir -p "$STATE/keeper"
+  mkdir -p "$STATE/keeper" "$STATE/tmp"
+  chmod 1777 "$STATE/tmp"               # scratch for tools run on the hosts, see cmd_env
   touch "$STATE/.jtrain-hosts"            # marker: do_down only removes a directory that has it
   # The hosts file every host sees as /etc/hosts (bind-mounted in the host's mount ns only). A host's
   # own name must resolve to its 10.231.0.K address (not 127.0.1.1): Slurm and Open MPI publish it.
@@ -360,7 +368,8 @@ cmd_kill() {
     esac
   done
   local keeper; keeper=$(keeper_pid "$k")
-  local skip=" $keeper $(ancestors | tr '\n' ' ') " deadline=$((SECONDS + WAIT_S)) total=0
+  local skip deadline=$((SECONDS + WAIT_S)) total=0
+  skip=" $keeper $(ancestors | tr '\n' ' ') "
   # With SIGKILL repeat until nothing is left: a process may fork between our scan and its death.
   # Other signals are delivered once (the target may legitimately keep running, e.g. on SIGTERM).
   while :; do
@@ -414,6 +423,16 @@ cmd_shape() {
   for ((k = 1; k <= n; k++)); do shape_link "$k" "$rate"; done
   echo "$rate" >"$STATE/rate"
   log "shape: $rate on all $n links"
+}
+
+# Exports for callers. OMPI_MCA_orte_tmpdir_base moves Open MPI's session directories
+# (/tmp/ompi.<hostname>.<uid>/...) into the state dir: an orted killed by a failure test leaves its
+# directory behind, and `down` then removes it with everything else. mpirun passes the variable on to
+# the orteds it starts (through srun or rsh-agent.sh, both keep the environment).
+cmd_env() {
+  printf 'export JT_HOSTS=%q\n' "$SELF"
+  printf 'export JTRAIN_HOSTS_STATE=%q\n' "$STATE"
+  printf 'export OMPI_MCA_orte_tmpdir_base=%q\n' "$STATE/tmp"
 }
 
 cmd_status() {
@@ -486,6 +505,7 @@ main() {
     link) cmd_link "$@" ;;
     shape) cmd_shape "$@" ;;
     status) cmd_status ;;
+    env) cmd_env ;;
     down) cmd_down ;;
     addr) host_arg "${1:-}"; echo "$SUBNET.$1" ;;
     n) num_hosts ;;

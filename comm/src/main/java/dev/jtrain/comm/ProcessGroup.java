@@ -11,6 +11,9 @@ import dev.jtrain.comm.algo.Collective;
 import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.algo.CostModel;
 import dev.jtrain.comm.algo.CostModelProbe;
+import dev.jtrain.comm.topology.HostIdentity;
+import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.topology.LinkClass;
 import dev.jtrain.comm.algo.GatherAlgorithm;
 import dev.jtrain.comm.algo.ReduceAlgorithm;
 import dev.jtrain.comm.algo.ReduceKernels;
@@ -64,6 +67,9 @@ public final class ProcessGroup implements AutoCloseable {
     private final AtomicInteger children = new AtomicInteger();
     private final String label;
     private volatile CostModel costModel;
+    /** Per link class: measured at world-group start (or the options' model for both); sub-groups inherit them. */
+    private volatile CostModel intraHostCost, interHostCost;
+    private volatile HostTopology topology;
     private final java.util.List<AutoCloseable> alsoClose = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
@@ -110,23 +116,96 @@ public final class ProcessGroup implements AutoCloseable {
         int[] identity = new int[transport.size()];
         Arrays.setAll(identity, i -> i);
         ProcessGroup g = new ProcessGroup(transport, true, 0, identity, options);
-        g.measureCostModelIfNeeded();
+        g.startUp();
         return g;
     }
 
-    private void measureCostModelIfNeeded() {
-        if (costModel != null) return;
-        OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "costprobe");
-        CommWork w = engine.submit(d, describe(d), BufferGuard.NONE,
-                () -> costModel = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice()));
+    /** Bytes of one rank's host record in the identity exchange: an identity hash, then the name (UTF-8, padded). */
+    private static final int HOST_RECORD_LONGS = 8;
+
+    /** Every rank learns every rank's host (one small ring all-gather at group start, outside the op sequence). */
+    private HostTopology exchangeHostIdentities() {
+        int n = size();
+        long[] mine = new long[HOST_RECORD_LONGS];
+        String identity = HostIdentity.identity(), name = HostIdentity.name();
+        mine[0] = identityHash(identity);
+        byte[] nameBytes = java.util.Arrays.copyOf(name.getBytes(java.nio.charset.StandardCharsets.UTF_8), (HOST_RECORD_LONGS - 1) * 8);
+        java.nio.ByteBuffer.wrap(nameBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(mine, 1, HOST_RECORD_LONGS - 1);
+        long[] all = new long[n * HOST_RECORD_LONGS];
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) { // native: no staging on any transport
+            MemorySegment in = arena.allocate(HOST_RECORD_LONGS * 8L, 8), out = arena.allocate((long) n * HOST_RECORD_LONGS * 8, 8);
+            MemorySegment.copy(MemorySegment.ofArray(mine), 0, in, 0, in.byteSize());
+            AllGatherAlgorithm ring = (AllGatherAlgorithm) AlgorithmSelector.byName(Collective.ALL_GATHER, "ring");
+            ring.allGather(engine.context(DType.INT64, null), in, out);
+            MemorySegment.copy(out, 0, MemorySegment.ofArray(all), 0, out.byteSize());
+        }
+        String[] ids = new String[n], names = new String[n];
+        for (int r = 0; r < n; r++) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((HOST_RECORD_LONGS - 1) * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            b.asLongBuffer().put(all, r * HOST_RECORD_LONGS + 1, HOST_RECORD_LONGS - 1);
+            String nm = new String(b.array(), java.nio.charset.StandardCharsets.UTF_8).replace("\0", "");
+            ids[r] = Long.toHexString(all[r * HOST_RECORD_LONGS]) + "/" + nm;
+            names[r] = nm;
+        }
+        return HostTopology.of(ids, names);
+    }
+
+    private static long identityHash(String s) {
+        long h = 1125899906842597L;
+        for (int i = 0; i < s.length(); i++) h = 31 * h + s.charAt(i);
+        return h;
+    }
+
+    /**
+     * Group start, collective, on the communication thread and outside the op sequence (so the first collective
+     * the caller issues is #1): exchange host identities, then measure α-β per link class unless the options carry a
+     * cost model.
+     */
+    private void startUp() {
+        CostModel given = costModel;
+        HostTopology known = options.topology();
+        if (known != null && known.size() != size()) {
+            throw new IllegalArgumentException("options.topology has " + known.size() + " ranks, the group " + size());
+        }
+        if (given != null && known != null) {
+            topology = known;
+            intraHostCost = interHostCost = given;
+            return;
+        }
+        OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "startup");
+        CommWork w = engine.submit(d, describe(d), BufferGuard.NONE, () -> {
+            HostTopology topo = known != null ? known : exchangeHostIdentities();
+            topology = topo;
+            if (given != null) {
+                intraHostCost = interHostCost = given;
+                return;
+            }
+            CostModelProbe.LinkCosts costs = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice(),
+                    topo.intraHostPair(), topo.interHostPair());
+            intraHostCost = costs.intraHost() != null ? costs.intraHost() : costs.interHost();
+            interHostCost = costs.interHost() != null ? costs.interHost() : costs.intraHost();
+        });
         try {
             w.waitFor();
         } catch (CommException e) {
             close();
             throw e;
         }
-        useChunk(costModel);
+        if (given == null) {
+            costModel = topology.spansHosts() ? interHostCost : intraHostCost;
+            useChunk(costModel);
+        }
     }
+
+    /** Which ranks share a host (exchanged at world-group start; sub-groups take their part of it). */
+    public HostTopology topology() { return topology; }
+
+    /**
+     * The α-β-γ figures of one class of link, as measured at world-group start between two ranks of that class (the
+     * group-wide {@link #costModel()} is the inter-host one when the group spans hosts: a flat algorithm runs at the
+     * pace of its slowest link).
+     */
+    public CostModel costModel(LinkClass linkClass) { return linkClass == LinkClass.INTRA_HOST ? intraHostCost : interHostCost; }
 
     public int rank() { return transport.rank(); }
 
@@ -379,7 +458,15 @@ public final class ProcessGroup implements AutoCloseable {
         int[] world = new int[members.length];
         for (int i = 0; i < members.length; i++) world[i] = worldRanks[members[i]];
         ProcessGroup g = new ProcessGroup(new SubGroupTransport(transport, members, me), false, id, world,
-                options.withCostModel(costModel));
+                options.withCostModel(costModel).withTopology(null));
+        g.topology = topology.subset(members);
+        g.intraHostCost = intraHostCost;
+        g.interHostCost = interHostCost;
+        CostModel m = g.topology.spansHosts() ? interHostCost : intraHostCost;
+        if (m != null) {
+            g.costModel = m;
+            g.useChunk(m);
+        }
         return Optional.of(g);
     }
 

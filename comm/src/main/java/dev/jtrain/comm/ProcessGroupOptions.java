@@ -3,6 +3,7 @@ package dev.jtrain.comm;
 import dev.jtrain.comm.algo.AlgorithmSelector;
 import dev.jtrain.comm.algo.Collective;
 import dev.jtrain.comm.algo.CostModel;
+import dev.jtrain.comm.topology.HostTopology;
 
 import java.util.EnumMap;
 import java.util.Map;
@@ -18,10 +19,12 @@ import java.util.Map;
  *                    {@link #DEFAULT_CHUNK_BYTES}, or {@link #OVERSUBSCRIBED_CHUNK_BYTES} when rank 0 sees more
  *                    ranks on its host than cores (each chunk is a rendezvous of the ranks, and a descheduled rank
  *                    makes every rendezvous slow). Rank 0's choice is broadcast, as chunk boundaries must agree.
- * @param costModel   the α-β-γ figures to select with; null means measure them at group start
+ * @param costModel   the α-β-γ figures to select with; null means measure them per link class at group start
+ * @param topology    which ranks share a host; null means exchange host identities at group start (with both this
+ *                    and a cost model given, creating a group sends nothing)
  */
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
-                                  long chunkBytes, CostModel costModel) {
+                                  long chunkBytes, CostModel costModel, HostTopology topology) {
     /**
      * Large on purpose: every chunk is one transport call, i.e. one rendezvous of two ranks, and on the 2-core
      * boxes we measured (2026-11, ShmTransport, ring all-reduce of 64 MiB, 2 ranks) 32-64 MiB chunks ran ~17.5 ms
@@ -41,7 +44,7 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
 
     /** Defaults, ignoring the environment. */
     public static ProcessGroupOptions defaults() {
-        return new ProcessGroupOptions(0, false, Map.of(), 0, null);
+        return new ProcessGroupOptions(0, false, Map.of(), 0, null, null);
     }
 
     /**
@@ -58,26 +61,28 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
             throw new IllegalArgumentException("JTRAIN_DEBUG must be DETAIL or OFF: JTRAIN_DEBUG=" + dbg);
         }
         o = new ProcessGroupOptions(o.timeoutMs, o.debugDetail, AlgorithmSelector.parse(env.get("JTRAIN_ALGO")),
-                o.chunkBytes, o.costModel);
+                o.chunkBytes, o.costModel, o.topology);
         if (env.containsKey("JTRAIN_CHUNK_BYTES")) o = o.withChunkBytes(parseLong(env, "JTRAIN_CHUNK_BYTES"));
         if (env.containsKey("JTRAIN_COMM_TIMEOUT_MS")) o = o.withTimeoutMs(parseLong(env, "JTRAIN_COMM_TIMEOUT_MS"));
         return o;
     }
 
-    public ProcessGroupOptions withTimeoutMs(long v) { return new ProcessGroupOptions(v, debugDetail, algorithms, chunkBytes, costModel); }
+    public ProcessGroupOptions withTimeoutMs(long v) { return new ProcessGroupOptions(v, debugDetail, algorithms, chunkBytes, costModel, topology); }
 
-    public ProcessGroupOptions withDebugDetail(boolean v) { return new ProcessGroupOptions(timeoutMs, v, algorithms, chunkBytes, costModel); }
+    public ProcessGroupOptions withDebugDetail(boolean v) { return new ProcessGroupOptions(timeoutMs, v, algorithms, chunkBytes, costModel, topology); }
 
-    public ProcessGroupOptions withChunkBytes(long v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, v, costModel); }
+    public ProcessGroupOptions withChunkBytes(long v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, v, costModel, topology); }
 
-    public ProcessGroupOptions withCostModel(CostModel v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, v); }
+    public ProcessGroupOptions withCostModel(CostModel v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, v, topology); }
+
+    public ProcessGroupOptions withTopology(HostTopology v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, costModel, v); }
 
     /** Forces {@code algorithm} for {@code collective}. */
     public ProcessGroupOptions withAlgorithm(Collective collective, String algorithm) {
         Map<Collective, String> m = new EnumMap<>(Collective.class);
         m.putAll(algorithms);
         m.put(collective, algorithm);
-        return new ProcessGroupOptions(timeoutMs, debugDetail, m, chunkBytes, costModel);
+        return new ProcessGroupOptions(timeoutMs, debugDetail, m, chunkBytes, costModel, topology);
     }
 
     private static long parseLong(Map<String, String> env, String key) {

@@ -118,7 +118,8 @@ class FailureReportingTest {
             @Override public void close() { t.close(); }
         };
         ProcessGroupOptions o = ProcessGroupOptions.defaults().withTimeoutMs(600_000)
-                .withCostModel(dev.jtrain.comm.algo.CostModel.typicalSharedMemory(1 << 20));
+                .withCostModel(dev.jtrain.comm.algo.CostModel.typicalSharedMemory(1 << 20))
+                .withTopology(dev.jtrain.comm.topology.HostTopology.singleHost(2, "test")); // group start sends nothing
         try (ProcessGroup g = ProcessGroup.create(failing, o)) {
             long t0 = System.nanoTime();
             float[] a = new float[16];

@@ -8,11 +8,13 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * Measures α and β with back-to-back exchanges ({@code sendRecv}) between group ranks 0 and 1 — the pattern of a
- * collective's steps, where both sides are active; a ping-pong would instead time how fast an idle rank wakes up —
- * and γ with a local float32 sum on rank 0, then broadcasts rank 0's figures (and its chunk size) so that every rank
- * selects algorithms from the same model. Collective: every rank of the group must call it (it runs at group start).
- * Warms the path up first (the JIT would otherwise measure the interpreter); takes tens of milliseconds.
+ * Measures α and β per class of link ({@link dev.jtrain.comm.topology.LinkClass}): for each class present in the
+ * group, one pair of ranks joined by that class (two ranks on one host; rank 0 and a rank on another host) does
+ * back-to-back exchanges ({@code sendRecv}) — the pattern of a collective's steps, where both sides are active; a
+ * ping-pong would instead time how fast an idle rank wakes up — and the pair's lower rank measures γ with a local
+ * float32 sum, then broadcasts its figures (and its chunk size) so that every rank selects algorithms from the same
+ * models. Collective: every rank of the group must call it (it runs at group start). Warms each path up first (the
+ * JIT would otherwise measure the interpreter); takes about a second per class.
  */
 public final class CostModelProbe {
     private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 100, LARGE_ROUNDS = 8;
@@ -21,41 +23,55 @@ public final class CostModelProbe {
 
     private CostModelProbe() {}
 
-    /** @param chunkBytes this rank's choice of chunk size; rank 0's is broadcast with the figures */
-    public static CostModel measure(CollectiveContext c, long chunkBytes) {
-        MemorySegment fig = c.scratch(2, 32);
-        if (c.size() == 1) return CostModel.typicalSharedMemory(chunkBytes);
+    /** The figures of each link class; null for a class the group does not have. */
+    public record LinkCosts(CostModel intraHost, CostModel interHost) { }
+
+    /**
+     * @param chunkBytes this rank's choice of chunk size; the measuring rank's is broadcast with the figures
+     * @param intraPair  two group ranks on one host, or null
+     * @param interPair  two group ranks on different hosts, or null
+     */
+    public static LinkCosts measure(CollectiveContext c, long chunkBytes, int[] intraPair, int[] interPair) {
+        if (c.size() == 1) return new LinkCosts(CostModel.typicalSharedMemory(chunkBytes), null);
         ReduceKernels.warmUp();
-        if (c.rank() <= 1) {
-            int peer = 1 - c.rank();
+        CostModel intra = intraPair == null ? null : measurePair(c, chunkBytes, intraPair[0], intraPair[1]);
+        CostModel inter = interPair == null ? null : measurePair(c, chunkBytes, interPair[0], interPair[1]);
+        return new LinkCosts(intra, inter);
+    }
+
+    private static CostModel measurePair(CollectiveContext c, long chunkBytes, int a, int b) {
+        MemorySegment fig = c.scratch(2, 32);
+        if (c.rank() == a || c.rank() == b) {
+            int peer = c.rank() == a ? b : a;
+            boolean lead = c.rank() == a;
             MemorySegment big = c.scratch(3, LARGE), in = c.scratch(1, LARGE);
-            warmUpExchanges(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL));
+            warmUpExchanges(c, lead, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL));
             double alpha = exchange(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL), 0, SMALL_ROUNDS);
             double large = exchange(c, peer, big, in, LARGE_WARMUP, LARGE_ROUNDS);
             double beta = Math.max(1e-12, (large - alpha) / LARGE);
-            double gamma = c.rank() == 0 ? reduceTime(c) : 0;
+            double gamma = lead ? reduceTime(c) : 0;
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8, beta);
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16, gamma);
             fig.set(ValueLayout.JAVA_LONG_UNALIGNED, 24, chunkBytes);
         }
-        BinomialBroadcast.INSTANCE.broadcast(c, fig, 0);
+        BinomialBroadcast.INSTANCE.broadcast(c, fig, a);
         return new CostModel(fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0), fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8),
                 fig.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 16), fig.get(ValueLayout.JAVA_LONG_UNALIGNED, 24));
     }
 
     /**
      * Exchanges until the JIT has compiled the transport path: at least {@link #SMALL_WARMUP}, then until 1 s or
-     * 20,000 exchanges. Rank 0 decides when to stop and says so in byte 0 of its message, so both ranks stop after
-     * the same exchange.
+     * 20,000 exchanges. The pair's lead decides when to stop and says so in byte 0 of its message, so both ranks stop
+     * after the same exchange.
      */
-    private static void warmUpExchanges(CollectiveContext c, int peer, MemorySegment out, MemorySegment in) {
+    private static void warmUpExchanges(CollectiveContext c, boolean lead, int peer, MemorySegment out, MemorySegment in) {
         long stop = System.nanoTime() + 1_000_000_000L;
         for (int i = 0; ; i++) {
             boolean more = i < SMALL_WARMUP || (i < 20_000 && System.nanoTime() < stop);
-            if (c.rank() == 0) out.set(ValueLayout.JAVA_BYTE, 0, (byte) (more ? 1 : 0));
+            if (lead) out.set(ValueLayout.JAVA_BYTE, 0, (byte) (more ? 1 : 0));
             c.sendRecv(peer, out, peer, in);
-            boolean go = c.rank() == 0 ? more : in.get(ValueLayout.JAVA_BYTE, 0) != 0;
+            boolean go = lead ? more : in.get(ValueLayout.JAVA_BYTE, 0) != 0;
             if (!go) return;
         }
     }

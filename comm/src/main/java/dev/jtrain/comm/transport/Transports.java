@@ -6,6 +6,7 @@ import dev.jtrain.comm.transport.shm.ShmTransport;
 import dev.jtrain.comm.transport.shm.ShmTransportOptions;
 import dev.jtrain.comm.transport.tcp.TcpTransport;
 import dev.jtrain.comm.transport.tcp.TcpTransportOptions;
+import dev.jtrain.comm.topology.HostIdentity;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -67,7 +68,7 @@ public final class Transports {
             bind = "0.0.0.0";
             if (advertise == null) advertise = System.getenv(ADVERTISE_ENV);
             if (advertise == null) advertise = store.localAddress();
-            if (advertise == null) advertise = hostName();
+            if (advertise == null || isLoopback(advertise)) advertise = networkAddress();
         }
         var to = new TcpTransportOptions(bind, advertise, o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
         return TcpTransport.connect(store, rank, size, to);
@@ -76,30 +77,37 @@ public final class Transports {
     /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
     public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
 
-    private static String hostName() {
+    private static String hostName() { return HostIdentity.name(); }
+
+    private static boolean isLoopback(String address) {
         try {
-            return InetAddress.getLocalHost().getHostName();
+            return InetAddress.getByName(address).isLoopbackAddress();
         } catch (IOException e) {
-            throw new CommException("cannot determine this host's name to advertise; set " + ADVERTISE_ENV, e);
+            return false;
         }
+    }
+
+    /**
+     * An address other hosts can dial when the store connection went over loopback (this rank shares a host with the
+     * store, reached through a name a Debian hosts file maps to 127.0.1.1): the first IPv4 address of an interface
+     * that is up and not loopback, else the host name.
+     */
+    private static String networkAddress() {
+        try {
+            for (var nif : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+                if (!nif.isUp() || nif.isLoopback()) continue;
+                for (var a : java.util.Collections.list(nif.getInetAddresses())) {
+                    if (a instanceof java.net.Inet4Address && !a.isLinkLocalAddress()) return a.getHostAddress();
+                }
+            }
+        } catch (IOException e) {
+            // fall through to the name
+        }
+        return hostName();
     }
 
     private static String hostKey(TransportOptions o, int rank) { return "transport/" + o.groupId() + "/host/" + rank; }
 
-    /** Host name plus kernel boot id: two containers with one host name but different kernels do not share memory. */
-    static String hostIdentity() {
-        String host;
-        try {
-            host = hostName();
-        } catch (CommException e) {
-            host = "unknown-host";
-        }
-        String boot = "";
-        try {
-            boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
-        } catch (IOException | RuntimeException ignored) {
-            // not Linux: the host name alone decides
-        }
-        return host + "/" + boot;
-    }
+    static String hostIdentity() { return HostIdentity.identity(); }
+
 }

@@ -32,6 +32,8 @@ final class PeerLink {
 
     private final int rank;
     private final int peer;
+    /** {@code peer=N host=name/address}, for messages. */
+    private final String peerName;
     private final SocketChannel channel;
     private final long timeoutMs;
     private final PostedRecvs recvs = new PostedRecvs();
@@ -42,9 +44,10 @@ final class PeerLink {
     private volatile boolean writeTimedOut;
     private volatile CommException broken;
 
-    PeerLink(int rank, int peer, SocketChannel channel, long timeoutMs) {
+    PeerLink(int rank, int peer, String peerName, SocketChannel channel, long timeoutMs) {
         this.rank = rank;
         this.peer = peer;
+        this.peerName = peerName;
         this.channel = channel;
         this.timeoutMs = timeoutMs;
         this.reader = Thread.ofPlatform().daemon().name("jtrain-tcp-r" + rank + "-from-" + peer).unstarted(this::readLoop);
@@ -53,7 +56,7 @@ final class PeerLink {
     void start() { reader.start(); }
 
     private String where(String op, int tag, long bytes) {
-        return "tcp transport rank " + rank + " " + op + " peer=" + peer + " tag=" + tag + " bytes=" + bytes;
+        return "tcp transport rank " + rank + " " + op + " " + peerName + " tag=" + tag + " bytes=" + bytes;
     }
 
     void send(int tag, MemorySegment src) {
@@ -175,7 +178,7 @@ final class PeerLink {
                     + " delivering a message (" + e + "); link closed. The connection itself was fine: this is a fault on"
                     + " this rank (a receive buffer freed while in use, or a bug in jtrain)", e);
         }
-        return new CommException("tcp transport rank " + rank + ": connection from peer rank " + peer + " lost ("
+        return new CommException("tcp transport rank " + rank + ": connection from peer rank " + peer + " (" + peerName + ") lost ("
                 + (e instanceof EOFException ? "closed by peer" : e.toString())
                 + "); that process probably exited or was killed, check its log", e);
     }
@@ -279,7 +282,7 @@ final class PeerLink {
         long d = writeDeadlineNanos;
         if (d != 0 && nowNanos - d > 0 && broken == null) {
             writeTimedOut = true;
-            breakLink(new CommTimeoutException("tcp transport rank " + rank + ": send to peer rank " + peer
+            breakLink(new CommTimeoutException("tcp transport rank " + rank + ": send to peer rank " + peer + " (" + peerName + ")"
                     + " did not complete within " + timeoutMs + " ms; link closed"));
         }
     }

@@ -53,6 +53,42 @@ final class TcpBootstrap {
 
     static String addressKey(String groupId, int rank) { return "tcp/" + groupId + "/addr/" + rank; }
 
+    static String hostKey(String groupId, int rank) { return "tcp/" + groupId + "/hostname/" + rank; }
+
+    /**
+     * How errors name each peer: its rank, host name and address ({@code peer=3 host=jt-node2/10.231.0.2}), so that
+     * a failure across hosts says which machine to look at. Read after the mesh is complete (every rank published its
+     * name before connecting).
+     */
+    String[] peerNames(Store store, SocketChannel[] peers) {
+        String[] names = new String[size];
+        for (int p = 0; p < size; p++) {
+            if (p == rank) continue;
+            String host = "?"; // every rank publishes its name before connecting: absent only for a hand-made peer
+            try {
+                host = new String(store.get(hostKey(options.groupId(), p), 1), StandardCharsets.UTF_8);
+            } catch (CommTimeoutException absent) {
+                // keep "?"
+            }
+            String addr = "?";
+            try {
+                addr = ((InetSocketAddress) peers[p].getRemoteAddress()).getAddress().getHostAddress();
+            } catch (IOException | RuntimeException e) {
+                // closed already: the first call on it reports that
+            }
+            names[p] = "peer=" + p + " host=" + host + "/" + addr;
+        }
+        return names;
+    }
+
+    private static String localHostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "unknown-host";
+        }
+    }
+
     /** Returns one connected channel per peer (null at {@code rank}), in blocking mode, handshake done. */
     SocketChannel[] connectAll(Store store) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.timeoutMs());
@@ -61,6 +97,7 @@ final class TcpBootstrap {
             if (options.socketBufferBytes() > 0) server.setOption(StandardSocketOptions.SO_RCVBUF, options.socketBufferBytes());
             server.bind(new InetSocketAddress(options.bindHost(), 0), Math.max(16, size));
             int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
+            store.set(hostKey(options.groupId(), rank), localHostName().getBytes(StandardCharsets.UTF_8));
             store.set(addressKey(options.groupId(), rank), (options.advertiseHost() + ":" + port).getBytes(StandardCharsets.UTF_8));
             for (int p = 0; p < rank; p++) peers[p] = connectTo(store, p, deadline);
             acceptHigher(server, selector, peers, deadline);

@@ -36,14 +36,14 @@ public final class TcpTransport implements Transport {
     private final Thread watchdog;
     private volatile boolean closed;
 
-    private TcpTransport(int rank, int size, long timeoutMs, SocketChannel[] channels, long rejectedStrangers) {
+    private TcpTransport(int rank, int size, long timeoutMs, SocketChannel[] channels, String[] peerNames, long rejectedStrangers) {
         this.rank = rank;
         this.size = size;
         this.timeoutMs = timeoutMs;
         this.rejectedStrangers = rejectedStrangers;
         this.links = new PeerLink[size];
         for (int p = 0; p < size; p++) {
-            if (p != rank) links[p] = new PeerLink(rank, p, channels[p], timeoutMs);
+            if (p != rank) links[p] = new PeerLink(rank, p, peerNames[p], channels[p], timeoutMs);
         }
         for (PeerLink l : links) if (l != null) l.start();
         this.watchdog = Thread.ofPlatform().daemon().name("jtrain-tcp-watchdog-r" + rank).start(this::watch);
@@ -57,7 +57,14 @@ public final class TcpTransport implements Transport {
         if (size < 1 || rank < 0 || rank >= size) throw new IllegalArgumentException("bad rank/size: rank=" + rank + " size=" + size);
         TcpBootstrap boot = new TcpBootstrap(rank, size, options);
         SocketChannel[] channels = boot.connectAll(store);
-        return new TcpTransport(rank, size, options.timeoutMs(), channels, boot.rejected.get());
+        String[] names;
+        try {
+            names = boot.peerNames(store, channels);
+        } catch (RuntimeException e) {
+            for (SocketChannel c : channels) TcpBootstrap.closeQuietly(c);
+            throw e;
+        }
+        return new TcpTransport(rank, size, options.timeoutMs(), channels, names, boot.rejected.get());
     }
 
     /** Connections refused during set-up (strangers, wrong token or group). */

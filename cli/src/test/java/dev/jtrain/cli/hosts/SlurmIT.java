@@ -1,0 +1,100 @@
+package dev.jtrain.cli.hosts;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code srun -N2 --ntasks-per-node=2 jtrain train} across two emulated hosts (network namespaces with their own
+ * host names, a Slurm cluster over them): the ranks find each other from Slurm's variables alone, train exactly as
+ * one host with four ranks does on the same global batch, and a job resumed from the step-3 checkpoint ends with
+ * the same losses and the same model, bit for bit.
+ */
+@Timeout(900)
+class SlurmIT {
+    static EmulatedHosts hosts;
+    static EmulatedSlurm slurm;
+    static final String TOKEN = "slurm-it-token";
+
+    @BeforeAll
+    static void cluster() {
+        hosts = EmulatedHosts.start(2, null);
+        slurm = EmulatedSlurm.start(hosts);
+    }
+
+    @AfterAll
+    static void teardown() {
+        if (slurm != null) slurm.close();
+        if (hosts != null) hosts.close();
+    }
+
+    static List<String> trainArgs(Path corpus, Path out, String... more) {
+        List<String> a = new ArrayList<>(List.of("train", "--preset", "tiny", "--data", corpus.toString(), "--max-steps", "6",
+                "--warmup-steps", "2", "--decay-steps", "6", "--peak-gflops", "50", "--no-progress", "--eval-interval", "0",
+                "--sample-tokens", "0", "--out", out.toString()));
+        a.addAll(List.of(more));
+        return a;
+    }
+
+    /** Environment of every run: the job token, and one forced all-reduce algorithm so reduction order is fixed. */
+    static Map<String, String> env() {
+        var e = new java.util.HashMap<>(slurm.env());
+        e.put("JTRAIN_JOB_TOKEN", TOKEN);
+        e.put("JTRAIN_ALGO", "allreduce:ring");
+        e.put("JTRAIN_TIMEOUT_MS", "60000");
+        return e;
+    }
+
+    static EmulatedHosts.Result onHost1(List<String> cmd, Path log) throws Exception {
+        Process p = hosts.start(1, cmd, env(), log);
+        if (!p.waitFor(600, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            throw new AssertionError(cmd + " did not finish:\n" + Files.readString(log) + EmulatedSlurm.logs());
+        }
+        return new EmulatedHosts.Result(p.exitValue(), Files.readString(log));
+    }
+
+    static List<String> srun(List<String> jtrainArgs) {
+        List<String> c = new ArrayList<>(List.of("srun", "-N2", "--ntasks-per-node=2", "--kill-on-bad-exit=1"));
+        c.addAll(JtrainJar.command(jtrainArgs.toArray(String[]::new)));
+        return c;
+    }
+
+    @Test
+    void srunAcrossTwoHostsTrainsLikeOneHostWithFourRanksAndResumesBitwise(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        Path ckpt = dir.resolve("ckpt");
+
+        var two = onHost1(srun(trainArgs(corpus, dir.resolve("two-hosts"), "--ckpt-dir", ckpt.toString(), "--ckpt-every", "3")),
+                dir.resolve("two-hosts.log"));
+        assertThat(two.status()).as(two.output()).isZero();
+        assertThat(two.output()).contains("4 process(es)").contains("DDP");
+
+        var one = onHost1(JtrainJar.command(trainArgs(corpus, dir.resolve("one-host"), "--nproc", "4").toArray(String[]::new)),
+                dir.resolve("one-host.log"));
+        assertThat(one.status()).as(one.output()).isZero();
+
+        assertThat(TrainRuns.losses(dir.resolve("two-hosts"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(dir.resolve("one-host"), 0));
+        assertThat(TrainRuns.model(dir.resolve("two-hosts"))).isEqualTo(TrainRuns.model(dir.resolve("one-host")));
+
+        TrainRuns.rollBack(ckpt, 3);
+        var resumed = onHost1(srun(trainArgs(corpus, dir.resolve("resumed"), "--ckpt-dir", ckpt.toString(), "--resume")),
+                dir.resolve("resumed.log"));
+        assertThat(resumed.status()).as(resumed.output()).isZero();
+        assertThat(resumed.output()).contains("at step 3");
+        assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).hasSize(3).isEqualTo(TrainRuns.losses(dir.resolve("two-hosts"), 3));
+        assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("two-hosts")));
+    }
+}

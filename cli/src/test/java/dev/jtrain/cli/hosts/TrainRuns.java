@@ -1,0 +1,51 @@
+package dev.jtrain.cli.hosts;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/** What multi-host training tests compare: the losses a run logged and the model it wrote, and a small corpus. */
+final class TrainRuns {
+    private TrainRuns() {}
+
+    /** {@code step:loss} of every step in {@code run/metrics.jsonl} from {@code fromStep} on. */
+    static List<String> losses(Path run, int fromStep) throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        List<String> out = new ArrayList<>();
+        for (String l : Files.readAllLines(run.resolve("metrics.jsonl"))) {
+            JsonNode n = json.readTree(l);
+            if (n.get("type").asText().equals("step") && n.get("step").asInt() >= fromStep) out.add(n.get("step") + ":" + n.get("loss").asText());
+        }
+        return out;
+    }
+
+    static byte[] model(Path run) throws IOException { return Files.readAllBytes(run.resolve("model.safetensors")); }
+
+    /** A corpus small enough to tokenize in a moment, the same in every run. */
+    static Path corpus(Path dir) throws IOException {
+        Path text = dir.resolve("corpus.txt");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 4000; i++) sb.append("int f").append(i % 7).append("(int x) { return x * ").append(i % 5).append("; }\n");
+        Files.writeString(text, sb);
+        return text;
+    }
+
+    /** Forgets the checkpoints after {@code step} and points {@code latest} at it, as if the job had died there. */
+    static void rollBack(Path ckpt, int step) throws IOException {
+        try (var dirs = Files.list(ckpt)) {
+            for (Path d : dirs.filter(p -> p.getFileName().toString().startsWith("step-")).toList()) {
+                if (Integer.parseInt(d.getFileName().toString().substring(5)) <= step) continue;
+                try (var s = Files.walk(d)) {
+                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
+                }
+            }
+        }
+        Files.writeString(ckpt.resolve("latest"), "step-%06d%n".formatted(step));
+    }
+}
