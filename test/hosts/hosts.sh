@@ -364,7 +364,7 @@ cmd_kill() {
     case $a in
       --all) all=1 ;;
       -*) die "unknown option $a" ;;
-      *) sig=${a#SIG} ;;
+      *) sig=${a^^}; sig=${sig#SIG} ;;   # KILL, kill, SIGKILL and 9 all work
     esac
   done
   local keeper; keeper=$(keeper_pid "$k")

@@ -59,11 +59,14 @@ num_nodes() { cat "$SD/n" 2>/dev/null || echo 0; }
 # on K CMD...: run CMD on host K with SLURM_CONF (exported above, nsenter keeps the environment).
 on() { "$HOSTS" exec "$@"; }
 
-# pid_alive PIDFILE NAME: the pid in PIDFILE is a running NAME (comm), not a reused pid.
+# pid_alive PIDFILE NAME: the pid in PIDFILE is a running NAME (comm), not a reused pid and not a
+# zombie (a killed daemon stays a zombie until init reaps it, which can take a while here).
 pid_alive() {
-  local pid
+  local pid stat
   pid=$(cat "$1" 2>/dev/null) || return 1
-  [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]]
+  [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  [[ ${stat##*) } != Z* ]]
 }
 
 # wait_for SECONDS WHAT CMD...: poll CMD until it succeeds.
@@ -239,11 +242,12 @@ cmd_up() {
   log "up: $n nodes ${NODE}[1-$n], $CPUS CPUs each, partition jt; SLURM_CONF=$CONF"
 }
 
-# stop_pids SIGNAL-WAIT PIDS...: TERM, wait up to $WAIT_S/4 s, then KILL.
+# stop_pids PIDS...: TERM, wait up to 5 s, then KILL. (A slurmd whose slurmctld is gone can take
+# over 10 s to exit on SIGTERM, retrying messages; a test cluster has nothing to save.)
 stop_pids() {
   (($# > 0)) || return 0
   kill -TERM "$@" 2>/dev/null || true
-  local deadline=$((SECONDS + WAIT_S / 4)) p alive
+  local deadline=$((SECONDS + 5)) p alive
   while :; do
     alive=()
     for p in "$@"; do [[ -e /proc/$p && $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]] && alive+=("$p"); done
@@ -289,6 +293,16 @@ do_down() {
   if [[ -n $stepds ]]; then
     # shellcheck disable=SC2086,SC2046  # pid lists
     kill -KILL $stepds $(descendants $stepds) 2>/dev/null
+  fi
+  # Clients still waiting on a cluster that is gone (srun, salloc and what salloc started), except
+  # our own callers (slurm.sh down may be run from inside an allocation).
+  local clients; clients=$(slurm_pids srun salloc sattach)
+  if [[ -n $clients ]]; then
+    local me p victims=()
+    me=" $(p=$$; while [[ $p -gt 1 ]]; do echo -n "$p "; p=$(awk '/^PPid:/{print $2}' "/proc/$p/status" 2>/dev/null || echo 0); done) "
+    # shellcheck disable=SC2086
+    for p in $clients $(descendants $clients); do [[ $me == *" $p "* ]] || victims+=("$p"); done
+    ((${#victims[@]} == 0)) || kill -KILL "${victims[@]}" 2>/dev/null
   fi
   # Our munged (only ours: the pid file is in our state dir and the process must be a munged).
   if pid_alive "$SD/munge/munged.pid" munged; then

@@ -1,6 +1,8 @@
 package dev.jtrain.cli;
 
 import dev.jtrain.comm.bench.Topology;
+import dev.jtrain.comm.engine.ClusterEngines;
+import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import picocli.CommandLine.Command;
@@ -13,7 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code jtrain topo}: starts N local ranks and prints the rank x rank link matrix (kind, latency, bandwidth). */
+/**
+ * {@code jtrain topo}: the rank x rank link matrix (kind, latency, bandwidth, host boundaries) and the measured
+ * cost model per link class. Alone it starts N local ranks; started by an engine ({@code srun jtrain topo},
+ * {@code mpirun ... jtrain topo}) each process is a rank and rank 0 prints the table.
+ */
 @Command(name = "topo", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Rank x rank matrix of link kinds with measured latency and bandwidth (like nvidia-smi topo -m).")
 final class TopoCommand implements Callable<Integer> {
@@ -24,6 +30,11 @@ final class TopoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (ClusterEngines.rankLayout(EngineEnv.current()).isPresent()) {
+            // started as one rank of many (srun, mpirun, jtrain launch): measure in this process; rank 0 prints
+            Topology.main(new String[0]);
+            return 0;
+        }
         Path report = Files.createTempFile("jtrain-topo", ".txt");
         try {
             List<String> cmd = ChildJvm.command(Topology.class.getName(), List.of("--report-file", report.toString()));

@@ -81,6 +81,8 @@ final class TrainCommand implements Callable<Integer> {
     int zero;
     @Option(names = "--bucket-mb", defaultValue = "25", description = "Gradient bucket size in MiB (default: ${DEFAULT-VALUE}; the first bucket is 1 MiB).")
     double bucketMb;
+    @Option(names = "--grad-wire", defaultValue = "fp32", description = "Element type of gradient traffic: fp32, or bf16 for half the bytes on slow networks (~3 significant digits; weights and optimizer stay fp32). Default: ${DEFAULT-VALUE}.")
+    String gradWire;
     @Option(names = "--no-overlap", description = "Launch gradient collectives only after backward (for comparison).")
     boolean noOverlap;
     @Option(names = "--trace", description = "Write a Perfetto/Chrome trace per rank into the run directory (trace-rank<N>.json).")
@@ -162,7 +164,11 @@ final class TrainCommand implements Callable<Integer> {
                         + "global batch %d x %d, grad accum %d; %d process(es) x %d threads, %s; peak %.1f GFLOP/s per process%n",
                 cfg.nLayer(), cfg.nHead(), cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), cfg.paddedVocabSize(),
                 model.parameterCount(), tc.batchSize(), cfg.blockSize(), tc.gradAccum(), world, Parallel.threads(),
-                world == 1 ? "single process" : zero == 0 ? "DDP" : "ZeRO-" + zero, peak / 1e9);
+                (world == 1 ? "single process" : zero == 0 ? "DDP" : "ZeRO-" + zero)
+                        + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""), peak / 1e9);
+        if (pg != null) {
+            console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
+        }
 
         Path dir = out != null ? out : Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         Files.createDirectories(dir);
@@ -172,7 +178,12 @@ final class TrainCommand implements Callable<Integer> {
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
         dev.jtrain.dist.DataParallelOptions dpo = dev.jtrain.dist.DataParallelOptions.defaults()
                 .withZeroStage(zero).withOverlap(!noOverlap).withWeightDecay(tc.weightDecay())
-                .withBuckets(1L << 20, (long) (bucketMb * (1 << 20)));
+                .withBuckets(1L << 20, (long) (bucketMb * (1 << 20)))
+                .withGradWire(switch (gradWire.toLowerCase(java.util.Locale.ROOT)) {
+                    case "fp32" -> dev.jtrain.dist.GradWire.FP32;
+                    case "bf16" -> dev.jtrain.dist.GradWire.BF16;
+                    default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
+                });
         java.util.function.Function<dev.jtrain.nn.FlatParameters, dev.jtrain.dist.DataParallel> strategy = p ->
                 pg == null ? new dev.jtrain.dist.SingleProcess(p, dpo)
                         : zero == 0 ? new dev.jtrain.dist.DistributedDataParallel(p, pg, dpo, trace)

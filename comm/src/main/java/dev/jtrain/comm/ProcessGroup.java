@@ -349,6 +349,29 @@ public final class ProcessGroup implements AutoCloseable {
         reduceScatter0(in, out, countPerRank, dtype, op, true).waitFor();
     }
 
+    /**
+     * Reduce-scatter of float32 data with bfloat16 on the wire, the reduce-scatter form of
+     * {@link #allReduceBf16WireAsync}: {@code in} (float32, {@code size() * countPerRank}) is rounded to bfloat16, the
+     * reduction runs in bfloat16 (each step decodes to float32, adds, rounds to nearest even), and this rank's block
+     * is expanded into {@code out} (float32). Error: each input rounds once (relative u = 2^-8) and each of the p-1
+     * partial sums once more, so |result - exact| <= (p + 1) * u * sum|x| per element (first order).
+     */
+    public Work reduceScatterBf16WireAsync(MemorySegment in, MemorySegment out, long countPerRank, ReduceOp op) {
+        MemorySegment o = exact(out, DType.FLOAT32.bytes(countPerRank), "out");
+        MemorySegment i = exact(in, Math.multiplyExact(o.byteSize(), size()), "in");
+        long total = Math.multiplyExact(countPerRank, (long) size());
+        OpDescriptor d = issue(Collective.REDUCE_SCATTER, countPerRank, DType.BFLOAT16, op, -1, DType.BFLOAT16.bytes(total));
+        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) AlgorithmSelector.byName(Collective.REDUCE_SCATTER, d.algorithm());
+        return submit(false, d, List.of(i), List.of(o), () -> {
+            MemorySegment wireIn = engine.scratch().get(4, DType.BFLOAT16.bytes(total));
+            MemorySegment wireOut = engine.scratch().get(5, DType.BFLOAT16.bytes(countPerRank));
+            ReduceKernels.compressBf16(i, wireIn, total);
+            a.reduceScatter(engine.context(DType.BFLOAT16, op), wireIn, wireOut, countPerRank);
+            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.BFLOAT16, wireOut, countPerRank, size());
+            ReduceKernels.expandBf16(wireOut, o, countPerRank);
+        });
+    }
+
     public Work reduceScatterAsync(float[] in, int inOffset, float[] out, int outOffset, int countPerRank, ReduceOp op) {
         return reduceScatterAsync(floats(in, inOffset, Math.multiplyExact(countPerRank, size())), floats(out, outOffset, countPerRank),
                 countPerRank, DType.FLOAT32, op);

@@ -1,5 +1,7 @@
 package dev.jtrain.dist;
 
+import java.lang.foreign.MemorySegment;
+
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
@@ -78,7 +80,10 @@ public final class DistributedDataParallel implements DataParallel {
         while (nextToLaunch < bs.size() && ready[nextToLaunch]) {
             BucketPlan.Bucket b = bs.get(nextToLaunch);
             trace.begin("allreduce bucket " + b.index(), b.length() * 4L);
-            works[b.index()] = pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
+            works[b.index()] = options.gradWire() == GradWire.BF16
+                    ? pg.allReduceBf16WireAsync(MemorySegment.ofArray(params.grad()).asSlice((long) b.lo() * Float.BYTES,
+                    (long) b.length() * Float.BYTES), b.length(), ReduceOp.AVG)
+                    : pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
             works[b.index()].future().whenComplete((v, e) -> trace.end("allreduce bucket " + b.index()));
             nextToLaunch++;
         }

@@ -157,7 +157,8 @@ public final class ZeroOptimizer implements DataParallel {
                     : all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
             String name = "reduce_scatter bucket " + b.index();
             trace.begin(name, (long) world * s * Float.BYTES);
-            Work w = pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
+            Work w = options.gradWire() == GradWire.BF16 ? pg.reduceScatterBf16WireAsync(in, out, s, ReduceOp.AVG)
+                    : pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
             w.future().whenComplete((x, e) -> trace.end(name));
             inFlight.add(new InFlight(w, buf, b.index(), true));
             nextToLaunch++;

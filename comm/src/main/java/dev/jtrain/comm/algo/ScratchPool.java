@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Threading: not thread-safe; owned by one group's communication thread.
  */
 public final class ScratchPool {
-    public static final int SLOTS = 5;
+    public static final int SLOTS = 6;
     private final MemorySegment[] slots = new MemorySegment[SLOTS];
 
     /** A segment of exactly {@code bytes} from slot {@code slot}; contents are undefined. */

@@ -3,6 +3,8 @@ package dev.jtrain.comm.bench;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroups;
 import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.topology.LinkClass;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -69,12 +71,17 @@ public final class Topology {
         pg.allReduce(gbps, 0, gbps.length, ReduceOp.SUM);
         pg.allReduce(kind, 0, kind.length, ReduceOp.SUM);
         if (me != 0) return "";
+        HostTopology topo = pg.topology();
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format("%-8s", ""));
-        for (int j = 0; j < n; j++) sb.append(String.format("%-26s", "rank " + j));
+        sb.append("hosts: ").append(topo).append('\n');
+        int label = 8;
+        for (int i = 0; i < n; i++) label = Math.max(label, ("rank " + i + " " + topo.hostName(topo.hostOf(i))).length() + 2);
+        sb.append(" ".repeat(label));
+        for (int j = 0; j < n; j++) sb.append(String.format("%-26s", "rank " + j + (j > 0 && !topo.sameHost(j - 1, j) ? " |" : "")));
         sb.append('\n');
         for (int i = 0; i < n; i++) {
-            sb.append(String.format("%-8s", "rank " + i));
+            if (i > 0 && !topo.sameHost(i - 1, i)) sb.append("-".repeat(label + 26 * n)).append('\n'); // host boundary
+            sb.append(String.format("%-" + label + "s", "rank " + i + " " + topo.hostName(topo.hostOf(i))));
             for (int j = 0; j < n; j++) {
                 String cell = i == j ? "X" : String.format("%s %.1fus %.2fGB/s", kindName(kind[i * n + j]).toUpperCase(),
                         latencyUs[i * n + j], gbps[i * n + j]);
@@ -83,7 +90,11 @@ public final class Topology {
             sb.append('\n');
         }
         sb.append("\nLegend: SHM = shared memory (same host), TCP = sockets, LOCAL = in-process; latency = half the median "
-                + "round trip of 8 bytes; bandwidth = one-way stream of " + (streamBytes >> 20) + " MiB messages.\n");
+                + "round trip of 8 bytes; bandwidth = one-way stream of " + (streamBytes >> 20) + " MiB messages; lines and"
+                + " | mark host boundaries.\n");
+        sb.append("cost model (measured at group start, back-to-back exchanges of one pair per class):\n");
+        if (topo.intraHostPair() != null) sb.append("  within a host:  ").append(pg.costModel(LinkClass.INTRA_HOST)).append('\n');
+        if (topo.spansHosts()) sb.append("  between hosts:  ").append(pg.costModel(LinkClass.INTER_HOST)).append('\n');
         return sb.toString();
     }
 
