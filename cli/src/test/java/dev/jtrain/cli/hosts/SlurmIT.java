@@ -80,11 +80,13 @@ class SlurmIT {
         var two = onHost1(srun(trainArgs(corpus, dir.resolve("two-hosts"), "--ckpt-dir", ckpt.toString(), "--ckpt-every", "3")),
                 dir.resolve("two-hosts.log"));
         assertThat(two.status()).as(two.output()).isZero();
-        assertThat(two.output()).contains("4 process(es)").contains("DDP");
+        assertThat(two.output()).contains("4 process(es)").contains("DDP")
+                .contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
 
         var one = onHost1(JtrainJar.command(trainArgs(corpus, dir.resolve("one-host"), "--nproc", "4").toArray(String[]::new)),
                 dir.resolve("one-host.log"));
         assertThat(one.status()).as(one.output()).isZero();
+        assertThat(one.output()).contains("ranks: 4 on 1 host(s): jt-node1[0, 1, 2, 3]");
 
         assertThat(TrainRuns.losses(dir.resolve("two-hosts"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(dir.resolve("one-host"), 0));
         assertThat(TrainRuns.model(dir.resolve("two-hosts"))).isEqualTo(TrainRuns.model(dir.resolve("one-host")));
