@@ -32,10 +32,16 @@ public final class EmulatedSlurm implements AutoCloseable {
         return s;
     }
 
-    /** What clients need in their environment. */
+    /** What clients need in their environment ({@code slurm.sh env}: SLURM_CONF, Open MPI's session directory ...). */
     public Map<String, String> env() {
-        String state = System.getenv().getOrDefault("JTRAIN_HOSTS_STATE", "/tmp/jtrain-hosts");
-        return Map.of("SLURM_CONF", state + "/slurm/slurm.conf");
+        Map<String, String> env = new java.util.HashMap<>();
+        for (String line : EmulatedHosts.run(List.of(SLURM_SH.toString(), "env"), Duration.ofSeconds(30), true).output().split("\n")) {
+            if (!line.startsWith("export ")) continue;
+            String kv = line.substring("export ".length());
+            int eq = kv.indexOf('=');
+            env.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return env;
     }
 
     /** The tail of every daemon log, for failure messages. */

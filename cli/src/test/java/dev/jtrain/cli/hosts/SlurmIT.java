@@ -16,10 +16,10 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code srun -N2 --ntasks-per-node=2 jtrain train} across two emulated hosts (network namespaces with their own
- * host names, a Slurm cluster over them): the ranks find each other from Slurm's variables alone, train exactly as
- * one host with four ranks does on the same global batch, and a job resumed from the step-3 checkpoint ends with
- * the same losses and the same model, bit for bit.
+ * Jobs started by Slurm and by MPI across two emulated hosts (network namespaces with their own host names, a
+ * Slurm cluster over them). The ranks find each other from the engine's variables alone and train exactly as one
+ * host with four ranks does on the same global batch (same seed, one forced all-reduce algorithm): the same losses
+ * and the same model, bit for bit.
  */
 @Timeout(900)
 class SlurmIT {
@@ -27,10 +27,19 @@ class SlurmIT {
     static EmulatedSlurm slurm;
     static final String TOKEN = "slurm-it-token";
 
+    @TempDir static Path shared;
+    static Path corpus, oneHost;
+
     @BeforeAll
-    static void cluster() {
+    static void cluster() throws Exception {
         hosts = EmulatedHosts.start(2, null);
         slurm = EmulatedSlurm.start(hosts);
+        corpus = TrainRuns.corpus(shared);
+        oneHost = shared.resolve("one-host");
+        var one = onHost1(JtrainJar.command(trainArgs(corpus, oneHost, "--nproc", "4").toArray(String[]::new)),
+                shared.resolve("one-host.log"));
+        assertThat(one.status()).as(one.output()).isZero();
+        assertThat(one.output()).contains("ranks: 4 on 1 host(s): jt-node1[0, 1, 2, 3]");
     }
 
     @AfterAll
@@ -72,9 +81,9 @@ class SlurmIT {
         return c;
     }
 
+    /** {@code srun -N2 --ntasks-per-node=2 jtrain train}, then a job resumed from its step-3 checkpoint. */
     @Test
     void srunAcrossTwoHostsTrainsLikeOneHostWithFourRanksAndResumesBitwise(@TempDir Path dir) throws Exception {
-        Path corpus = TrainRuns.corpus(dir);
         Path ckpt = dir.resolve("ckpt");
 
         var two = onHost1(srun(trainArgs(corpus, dir.resolve("two-hosts"), "--ckpt-dir", ckpt.toString(), "--ckpt-every", "3")),
@@ -83,13 +92,8 @@ class SlurmIT {
         assertThat(two.output()).contains("4 process(es)").contains("DDP")
                 .contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
 
-        var one = onHost1(JtrainJar.command(trainArgs(corpus, dir.resolve("one-host"), "--nproc", "4").toArray(String[]::new)),
-                dir.resolve("one-host.log"));
-        assertThat(one.status()).as(one.output()).isZero();
-        assertThat(one.output()).contains("ranks: 4 on 1 host(s): jt-node1[0, 1, 2, 3]");
-
-        assertThat(TrainRuns.losses(dir.resolve("two-hosts"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(dir.resolve("one-host"), 0));
-        assertThat(TrainRuns.model(dir.resolve("two-hosts"))).isEqualTo(TrainRuns.model(dir.resolve("one-host")));
+        assertThat(TrainRuns.losses(dir.resolve("two-hosts"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
+        assertThat(TrainRuns.model(dir.resolve("two-hosts"))).isEqualTo(TrainRuns.model(oneHost));
 
         TrainRuns.rollBack(ckpt, 3);
         var resumed = onHost1(srun(trainArgs(corpus, dir.resolve("resumed"), "--ckpt-dir", ckpt.toString(), "--resume")),
@@ -98,5 +102,22 @@ class SlurmIT {
         assertThat(resumed.output()).contains("at step 3");
         assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).hasSize(3).isEqualTo(TrainRuns.losses(dir.resolve("two-hosts"), 3));
         assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("two-hosts")));
+    }
+
+    /**
+     * {@code salloc -N2 --ntasks-per-node=2 mpirun jtrain train}: inside the allocation Slurm's variables describe
+     * nodes, Open MPI's the ranks; the store lands on the allocation's first node. {@code -x} passes the token and
+     * the forced algorithm; {@code --bind-to none} lets each JVM see every core.
+     */
+    @Test
+    void mpirunInsideASlurmAllocationTrainsLikeOneHostWithFourRanks(@TempDir Path dir) throws Exception {
+        List<String> c = new ArrayList<>(List.of("salloc", "-N2", "--ntasks-per-node=2", "mpirun", "--allow-run-as-root",
+                "--bind-to", "none", "-x", "JTRAIN_JOB_TOKEN", "-x", "JTRAIN_ALGO", "-x", "JTRAIN_TIMEOUT_MS"));
+        c.addAll(JtrainJar.command(trainArgs(corpus, dir.resolve("mpi")).toArray(String[]::new)));
+        var mpi = onHost1(c, dir.resolve("mpi.log"));
+        assertThat(mpi.status()).as(mpi.output()).isZero();
+        assertThat(mpi.output()).contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
+        assertThat(TrainRuns.losses(dir.resolve("mpi"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
+        assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
     }
 }
