@@ -211,9 +211,20 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         else dog.cancel(false);
     }
 
+    /** Names a peer's host in failure messages once the group knows its topology (a peer on another host is the
+     *  first thing to check when a collective across hosts stalls). */
+    private volatile java.util.function.IntFunction<String> peerHost = p -> null;
+
+    void peerHosts(java.util.function.IntFunction<String> hostOfPeer) { peerHost = hostOfPeer; }
+
+    private String peerName(int peer) {
+        String h = peerHost.apply(peer);
+        return "peer rank " + peer + (h == null ? "" : " on host " + h);
+    }
+
     private void onTimeout(CommWork w, boolean collective) {
         CollectiveContext c = collective ? current : null;
-        String peer = c != null && c.lastPeer() >= 0 ? " (waiting on peer rank " + c.lastPeer() + ")" : "";
+        String peer = c != null && c.lastPeer() >= 0 ? " (waiting on " + peerName(c.lastPeer()) + ")" : "";
         CommTimeoutException e = new CommTimeoutException(w.description() + ": did not complete within timeoutMs="
                 + timeoutMs + peer + "; a rank is hung, died, or did not issue this operation");
         if (collective && broken == null && !w.isCompleted()) broken = e;
@@ -222,7 +233,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
 
     private CommException wrap(String description, Throwable e, boolean collective) {
         CollectiveContext c = collective ? current : null;
-        String peer = c != null && c.lastPeer() >= 0 ? " with peer rank " + c.lastPeer() : "";
+        String peer = c != null && c.lastPeer() >= 0 ? " with " + peerName(c.lastPeer()) : "";
         String msg = description + " failed" + peer + ": " + (e instanceof Error ? e.toString() : e.getMessage());
         if (e instanceof CommTimeoutException) return new CommTimeoutException(msg, e);
         if (closed) return new CommException(description + ": process group " + groupLabel + " was closed while it ran", e);

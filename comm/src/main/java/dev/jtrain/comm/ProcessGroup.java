@@ -170,6 +170,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (given != null && known != null) {
             topology = known;
             intraHostCost = interHostCost = given;
+            nameHostsInErrors();
             return;
         }
         OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "startup");
@@ -195,6 +196,12 @@ public final class ProcessGroup implements AutoCloseable {
             costModel = topology.spansHosts() ? interHostCost : intraHostCost;
             useChunk(costModel);
         }
+        nameHostsInErrors();
+    }
+
+    private void nameHostsInErrors() {
+        HostTopology t = topology;
+        if (t.spansHosts()) engine.peerHosts(p -> p >= 0 && p < t.size() ? t.hostName(t.hostOf(p)) : null);
     }
 
     /** Which ranks share a host (exchanged at world-group start; sub-groups take their part of it). */
@@ -483,6 +490,7 @@ public final class ProcessGroup implements AutoCloseable {
         ProcessGroup g = new ProcessGroup(new SubGroupTransport(transport, members, me), false, id, world,
                 options.withCostModel(costModel).withTopology(null));
         g.topology = topology.subset(members);
+        g.nameHostsInErrors();
         g.intraHostCost = intraHostCost;
         g.interHostCost = interHostCost;
         CostModel m = g.topology.spansHosts() ? interHostCost : intraHostCost;

@@ -67,6 +67,8 @@ public final class Launcher {
         TcpStoreServer server = null;
         TcpStore client = null;
         List<Child> running = new ArrayList<>();
+        boolean succeeded = false;
+        NodeAgreement agreement = null;
         Thread hook = Thread.ofPlatform().unstarted(() -> stopAll(List.copyOf(running)));
         Runtime.getRuntime().addShutdownHook(hook);
         try {
@@ -75,7 +77,6 @@ public final class Launcher {
                 server = new TcpStoreServer(so.serverBindHost(), options.masterPort(), token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
             }
             int port = server != null ? server.port() : options.masterPort();
-            NodeAgreement agreement = null;
             if (multiNode) {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
@@ -84,7 +85,10 @@ public final class Launcher {
                 running.clear();
                 running.addAll(start(token, port, attempt));
                 Outcome o = supervise(running, agreement, attempt);
-                if (o.status() == 0) return 0;
+                if (o.status() == 0) {
+                    succeeded = true;
+                    return 0;
+                }
                 if (agreement != null && o.failed() != null) {
                     agreement.reportFailure(attempt, o.status(), "rank " + o.failed().rank() + " on node " + options.nodeRank()
                             + " (" + hostName() + ") exited with status " + o.status());
@@ -110,10 +114,18 @@ public final class Launcher {
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running already
             }
+            if (agreement != null) {
+                // node 0's store must outlive every node's last look at it: after a success all nodes are alive and
+                // are waited for; after a failure one may be gone, so the wait is short
+                agreement.departAndAwaitOthers(server != null, succeeded ? options.joinTimeoutMs() : DEPART_AFTER_FAILURE_MS);
+            }
             if (client != null) client.close();
             if (server != null) server.close();
         }
     }
+
+    /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
+    private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
     private static String hostName() {
         try {

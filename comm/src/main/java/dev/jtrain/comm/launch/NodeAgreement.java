@@ -84,4 +84,21 @@ final class NodeAgreement {
                     + " gone", e);
         }
     }
+
+    /**
+     * This node leaves the job; the store's host ({@code waitForOthers}) then waits, up to {@code timeoutMs}, until
+     * every node has left, so that no node's last request meets a closed store. Never throws: the job's outcome is
+     * decided already.
+     */
+    void departAndAwaitOthers(boolean waitForOthers, long timeoutMs) {
+        try {
+            store.add("launcher/departed", 1);
+            long until = System.nanoTime() + timeoutMs * 1_000_000L;
+            while (waitForOthers && store.add("launcher/departed", 0) < nnodes && System.nanoTime() < until) Thread.sleep(20);
+        } catch (RuntimeException e) {
+            // the store is gone: nothing left to wait for
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

@@ -1,0 +1,157 @@
+package dev.jtrain.cli.hosts;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code jtrain launch} once per emulated host ({@code --nnodes 2 --node-rank K}): the launchers agree on restarts
+ * through node 0's store, and a host that dies or drops off the network mid-step makes every surviving rank fail
+ * within the configured timeout, naming the unreachable rank and host, with every launcher ending non-zero and
+ * nothing left hanging.
+ */
+@Timeout(600)
+class MultiNodeLaunchIT {
+    static EmulatedHosts hosts;
+    static final String TOKEN = "launch-it-token";
+    static final String PORT = "29411";
+    private final List<Process> started = new ArrayList<>();
+
+    @BeforeAll
+    static void up() { hosts = EmulatedHosts.start(2, null); }
+
+    @AfterAll
+    static void down() { if (hosts != null) hosts.close(); }
+
+    @AfterEach
+    void stopLeftovers() {
+        for (Process p : started) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+        hosts.kill(1, "KILL", false);
+        hosts.kill(2, "KILL", false);
+        hosts.link(2, "up");
+    }
+
+    private Process launcher(int host, Path log, int maxRestarts, List<String> command, Map<String, String> extraEnv) {
+        List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--node-rank", Integer.toString(host - 1),
+                "--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--max-restarts",
+                Integer.toString(maxRestarts), "--join-timeout-ms", "30000", "--stop-grace-ms", "2000", "--"));
+        args.addAll(command);
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.put("JTRAIN_JOB_TOKEN", TOKEN);
+        Process p = hosts.start(host, JtrainJar.command(args.toArray(String[]::new)), env, log);
+        started.add(p);
+        return p;
+    }
+
+    private static List<String> train(Path corpus, Path out, int steps) {
+        List<String> a = new ArrayList<>(JtrainJar.command("train", "--preset", "tiny", "--data", corpus.toString(),
+                "--max-steps", Integer.toString(steps), "--peak-gflops", "50", "--no-progress", "--eval-interval", "0",
+                "--sample-tokens", "0", "--out", out.toString()));
+        return a;
+    }
+
+    private static int await(Process p, long seconds, Path log) throws Exception {
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) throw new AssertionError("still running after " + seconds + " s:\n" + Files.readString(log));
+        return p.exitValue();
+    }
+
+    /**
+     * Attempt 0: rank 3 (host 2) fails while the other ranks would run for minutes; every node stops its ranks and
+     * both restart together as epoch 1, which ranks see as JTRAIN_RESTART_COUNT, and train to the end.
+     */
+    @Test
+    void aRankFailingOnOneHostRestartsEveryNodeTogether(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        String trainLine = String.join(" ", train(corpus, dir.resolve("run"), 4));
+        String script = "echo \"rank $RANK epoch $JTRAIN_RESTART_COUNT on $(hostname)\"; "
+                + "if [ \"$JTRAIN_RESTART_COUNT\" = 0 ]; then "
+                + "  if [ \"$RANK\" = 3 ]; then sleep 2; echo 'rank 3 gives up' >&2; exit 3; fi; exec sleep 300; "
+                + "fi; exec " + trainLine;
+        long t0 = System.nanoTime();
+        Path log1 = dir.resolve("node0.log"), log2 = dir.resolve("node1.log");
+        Process n1 = launcher(1, log1, 1, List.of("sh", "-c", script), Map.of());
+        Process n2 = launcher(2, log2, 1, List.of("sh", "-c", script), Map.of());
+        int s1 = await(n1, 300, log1), s2 = await(n2, 300, log2);
+        String o1 = Files.readString(log1), o2 = Files.readString(log2);
+        assertThat(s1).as(o1).isZero();
+        assertThat(s2).as(o2).isZero();
+        assertThat(o1).contains("[rank 0] rank 0 epoch 0 on jt-node1").contains("[rank 1] rank 1 epoch 1 on jt-node1")
+                .contains("rank 3 on node 1 (jt-node2) exited with status 3")
+                .contains("restarting the group (restart 1 of 1, all 2 nodes together)")
+                .contains("done: 4 steps");
+        assertThat(o2).contains("[rank 3] rank 3 epoch 1 on jt-node2").contains("restarting the group (restart 1 of 1, all 2 nodes together)");
+        // the sleeping ranks of attempt 0 were stopped by the other node's failure, not waited for
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(200);
+    }
+
+    /** Every process of host 2 is killed mid-training: host 1's ranks fail at once naming a rank on jt-node2. */
+    @Test
+    void killingEveryProcessOfAHostFailsTheOthersNamingIt(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        Path out = dir.resolve("run");
+        Path log1 = dir.resolve("node0.log"), log2 = dir.resolve("node1.log");
+        Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "15000");
+        Process n1 = launcher(1, log1, 0, train(corpus, out, 100_000), env);
+        launcher(2, log2, 0, train(corpus, out, 100_000), env);
+        waitForSteps(out, 3, log1);
+        long t0 = System.nanoTime();
+        hosts.kill(2, "KILL", false);
+        int s1 = await(n1, 60, log1);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        String o1 = Files.readString(log1);
+        assertThat(s1).as(o1).isNotZero();
+        assertThat(o1).containsPattern("peer=[23] host=jt-node2/10\\.231\\.0\\.2");
+        assertThat(seconds).as(o1).isLessThan(15 + 10);
+    }
+
+    /**
+     * Host 2's link goes down mid-training (no FIN, no RST: packets just stop): both sides block until the
+     * communication timeout, then fail naming the peer and its host; both launchers end non-zero, none hangs.
+     */
+    @Test
+    void aHostWhoseLinkGoesDownIsNamedWithinTheTimeoutAndNothingHangs(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        Path out = dir.resolve("run");
+        Path log1 = dir.resolve("node0.log"), log2 = dir.resolve("node1.log");
+        Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "10000");
+        Process n1 = launcher(1, log1, 0, train(corpus, out, 100_000), env);
+        Process n2 = launcher(2, log2, 0, train(corpus, out, 100_000), env);
+        waitForSteps(out, 3, log1);
+        long t0 = System.nanoTime();
+        hosts.link(2, "down");
+        int s1 = await(n1, 120, log1);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        int s2 = await(n2, 120, log2);
+        String o1 = Files.readString(log1), o2 = Files.readString(log2);
+        assertThat(s1).as(o1).isNotZero();
+        assertThat(s2).as(o2).isNotZero();
+        assertThat(o1).containsPattern("rank [01] .*within timeoutMs=10000 \\(waiting on peer rank [23] on host jt-node2\\)");
+        assertThat(seconds).as(o1).isLessThan(10 + 20);
+    }
+
+    private static void waitForSteps(Path run, int steps, Path log) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+        Path metrics = run.resolve("metrics.jsonl");
+        while (System.nanoTime() < until) {
+            if (Files.exists(metrics) && Files.readAllLines(metrics).stream().filter(l -> l.contains("\"type\":\"step\"")).count() >= steps) return;
+            Thread.sleep(200);
+        }
+        throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
+    }
+}
