@@ -48,10 +48,12 @@ class SlurmIT {
         if (hosts != null) hosts.close();
     }
 
-    static List<String> trainArgs(Path corpus, Path out, String... more) {
-        List<String> a = new ArrayList<>(List.of("train", "--preset", "tiny", "--data", corpus.toString(), "--max-steps", "6",
-                "--warmup-steps", "2", "--decay-steps", "6", "--peak-gflops", "50", "--no-progress", "--eval-interval", "0",
-                "--sample-tokens", "0", "--out", out.toString()));
+    static List<String> trainArgs(Path corpus, Path out, String... more) { return trainArgs(corpus, out, 6, more); }
+
+    static List<String> trainArgs(Path corpus, Path out, int steps, String... more) {
+        List<String> a = new ArrayList<>(List.of("train", "--preset", "tiny", "--data", corpus.toString(), "--max-steps",
+                Integer.toString(steps), "--warmup-steps", "2", "--decay-steps", Integer.toString(steps), "--peak-gflops", "50",
+                "--no-progress", "--eval-interval", "0", "--sample-tokens", "0", "--out", out.toString()));
         a.addAll(List.of(more));
         return a;
     }
@@ -119,5 +121,64 @@ class SlurmIT {
         assertThat(mpi.output()).contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
         assertThat(TrainRuns.losses(dir.resolve("mpi"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
         assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
+    }
+
+    /** A job's tasks on host 2 die mid-step: {@code --kill-on-bad-exit} ends the whole step at once, non-zero. */
+    @Test
+    void killOnBadExitCancelsTheRestWhenOneHostsTasksDie(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("run");
+        Process p = hosts.start(1, srun(trainArgs(corpus, out, 100_000)), env(), dir.resolve("srun.log"));
+        waitForSteps(out, 3, dir.resolve("srun.log"), p);
+        long t0 = System.nanoTime();
+        hosts.kill(2, "KILL", false);
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as(Files.readString(dir.resolve("srun.log"))).isTrue();
+        assertThat(p.exitValue()).isNotZero();
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(30);
+    }
+
+    /**
+     * The scheduler's SIGTERM (preemption, {@code scancel --signal=TERM}) reaches every task at slightly different
+     * times: they agree on a step, save it, and exit 0; the job resumed from there ends exactly as an uninterrupted
+     * run of the same length.
+     */
+    @Test
+    void sigtermCheckpointsAtAnAgreedStepExitsCleanlyAndTheResumedJobMatchesAnUninterruptedOne(@TempDir Path dir) throws Exception {
+        Path ckpt = dir.resolve("ckpt");
+        int steps = 40;
+        var whole = onHost1(JtrainJar.command(trainArgs(corpus, dir.resolve("whole"), steps, "--nproc", "4").toArray(String[]::new)),
+                dir.resolve("whole.log"));
+        assertThat(whole.status()).as(whole.output()).isZero();
+
+        Path log = dir.resolve("preempted.log");
+        Process p = hosts.start(1, srun(trainArgs(corpus, dir.resolve("preempted"), steps, "--ckpt-dir", ckpt.toString())), env(), log);
+        waitForSteps(dir.resolve("preempted"), 5, log, p);
+        String conf = "SLURM_CONF=" + env().get("SLURM_CONF");
+        String job = EmulatedHosts.run(hosts.on(1, List.of("env", conf, "squeue", "-h", "-o", "%i")), java.time.Duration.ofSeconds(30), true)
+                .output().strip().lines().findFirst().orElseThrow();
+        EmulatedHosts.run(hosts.on(1, List.of("env", conf, "scancel", "--signal=TERM", job + ".0")),
+                java.time.Duration.ofSeconds(30), true);
+        assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        String preempted = Files.readString(log);
+        assertThat(p.exitValue()).as(preempted).isZero();
+        assertThat(preempted).contains("stopped on SIGTERM after");
+        int at = Integer.parseInt(preempted.replaceAll("(?s).*stopped on SIGTERM after (\\d+) steps.*", "$1"));
+        assertThat(at).isBetween(5, steps - 1);
+
+        var resumed = onHost1(srun(trainArgs(corpus, dir.resolve("resumed"), steps, "--ckpt-dir", ckpt.toString(), "--resume")),
+                dir.resolve("resumed.log"));
+        assertThat(resumed.status()).as(resumed.output()).isZero();
+        assertThat(resumed.output()).contains("at step " + at);
+        assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).isEqualTo(TrainRuns.losses(dir.resolve("whole"), at));
+        assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("whole")));
+    }
+
+    static void waitForSteps(Path run, int steps, Path log, Process p) throws Exception {
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(180);
+        Path metrics = run.resolve("metrics.jsonl");
+        while (System.nanoTime() < until && p.isAlive()) {
+            if (Files.exists(metrics) && Files.readAllLines(metrics).stream().filter(l -> l.contains("\"type\":\"step\"")).count() >= steps) return;
+            Thread.sleep(100);
+        }
+        throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
     }
 }
