@@ -41,22 +41,28 @@ class CommBenchmarkTest {
         }
     }
 
-    /** 3 ranks as threads: a full matrix, every off-diagonal cell a local link with a latency and a bandwidth. */
+    /**
+     * 3 ranks as threads, told that ranks 0-1 share host "a" and rank 2 is on "b": a full matrix, every off-diagonal
+     * cell a local link with a latency and a bandwidth, each rank labelled with its host and the boundary marked.
+     */
     @Test
     @Timeout(60)
-    void topologyPrintsTheRankMatrixWithMeasuredLinks() throws Exception {
+    void topologyPrintsTheRankMatrixWithMeasuredLinksAndHostBoundaries() throws Exception {
         int p = 3;
         AtomicReference<String> table = new AtomicReference<>();
-        onRanks(p, (rank, g) -> {
+        var hosts = dev.jtrain.comm.topology.HostTopology.of(new String[] {"a", "a", "b"}, new String[] {"a", "a", "b"});
+        onRanks(p, hosts, (rank, g) -> {
             String s = Topology.measure(g, 50, 1 << 20, 2);
             if (rank == 0) table.set(s);
             else assertThat(s).isEmpty();
         });
         String[] lines = table.get().split("\n");
-        assertThat(lines[0]).contains("rank 0", "rank 1", "rank 2");
+        assertThat(lines[0]).isEqualTo("hosts: a[0, 1], b[2]");
+        assertThat(lines[1]).contains("rank 0", "rank 1", "rank 2 |");
+        assertThat(lines[4]).matches("-+"); // between rank 1 (host a) and rank 2 (host b)
         for (int r = 0; r < p; r++) {
-            String row = lines[1 + r];
-            assertThat(row).startsWith("rank " + r).contains("X");
+            String row = lines[2 + r + (r == 2 ? 1 : 0)];
+            assertThat(row).startsWith("rank " + r + " " + (r < 2 ? "a" : "b")).contains("X");
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("LOCAL ([0-9.]+)us ([0-9.]+)GB/s").matcher(row);
             int cells = 0;
             while (m.find()) {
@@ -82,14 +88,17 @@ class CommBenchmarkTest {
     }
 
     /** {@code p} ranks as threads over the in-process transport; rethrows the first failure. */
-    static void onRanks(int p, RankBody body) throws Exception {
+    static void onRanks(int p, RankBody body) throws Exception { onRanks(p, null, body); }
+
+    static void onRanks(int p, dev.jtrain.comm.topology.HostTopology hosts, RankBody body) throws Exception {
         LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
         AtomicReference<Throwable> err = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int r = 0; r < p; r++) {
             int rank = r;
             threads.add(Thread.ofPlatform().start(() -> {
-                var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES));
+                var o = ProcessGroupOptions.defaults().withCostModel(CostModel.typicalSharedMemory(ProcessGroupOptions.DEFAULT_CHUNK_BYTES))
+                        .withTopology(hosts);
                 try (ProcessGroup g = ProcessGroup.create(t[rank], o)) {
                     body.run(rank, g);
                 } catch (Throwable e) {
