@@ -2,6 +2,8 @@ package dev.jtrain.cli;
 
 import dev.jtrain.comm.bench.BenchConfig;
 import dev.jtrain.comm.bench.CommBenchmark;
+import dev.jtrain.comm.engine.ClusterEngines;
+import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import picocli.CommandLine.Command;
@@ -18,7 +20,8 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code jtrain bench comm}: times one collective over N local processes, printing nccl-tests-style lines (size,
+ * {@code jtrain bench comm}: times one collective over N local processes (or, started by an engine as one rank of
+ * many, over the engine's ranks), printing nccl-tests-style lines (size,
  * count, algorithm, median time, algbw, busbw in GB/s and Gbit/s). Starts N JVMs through the {@link Launcher}
  * (each runs {@link CommBenchmark#main}); rank 0 writes the report, which this command prints.
  */
@@ -51,6 +54,15 @@ final class BenchCommCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         BenchConfig config = new BenchConfig(op, BenchConfig.parseSizes(sizes), iters, warmup); // validate before starting JVMs
+        if (ClusterEngines.rankLayout(EngineEnv.current()).isPresent()) {
+            // started as one rank of many (srun, mpirun, jtrain launch across hosts): run here; rank 0 prints. The
+            // algorithm, transport and chunk flags apply only when this command starts the ranks itself.
+            List<String> args = new ArrayList<>(List.of("--op", config.op(), "--sizes", sizes, "--iters", Integer.toString(iters),
+                    "--warmup", Integer.toString(warmup)));
+            if (json) args.add("--json");
+            CommBenchmark.main(args.toArray(String[]::new));
+            return 0;
+        }
         Path report = Files.createTempFile("jtrain-bench-comm", json ? ".json" : ".txt");
         try {
             List<String> cmd = ChildJvm.command(CommBenchmark.class.getName(), new ArrayList<>(List.of("--op", config.op(),

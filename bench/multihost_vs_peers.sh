@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Across 2 emulated hosts (test/hosts/hosts.sh: network namespaces, links shaped with tbf to RATE), jtrain beside its
+# peers on the same hosts in one run:
+#   1. all-reduce of 64 MiB, 2 hosts x 2 ranks: jtrain, torch 1.13 gloo, Open MPI (--mca btl tcp,self); the link
+#      bound t = 2(H-1)/H * S / R (H hosts, S bytes, R link rate) beside them;
+#   2. DDP `small` (6L/6H/384, T 256, byte vocab, global batch 8), tokens/s: jtrain across 2 hosts x 1 rank (fp32 and
+#      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts.
+#
+# usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
+# needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
+#        the jtrain jar built (./jtrain builds it).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RATE=${1:-2gbit}
+STEPS=${2:-10}
+PEERS=${JTRAIN_PEERS_DIR:-}
+[ -n "$PEERS" ] && [ -f "$PEERS/env.sh" ] || { echo "multihost_vs_peers: set JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py)" >&2; exit 2; }
+HOSTS=$ROOT/test/hosts/hosts.sh
+"$HOSTS" check >/dev/null || { echo "multihost_vs_peers: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
+"$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
+# shellcheck disable=SC1091
+source "$PEERS/env.sh"
+PY=${PY:-python3}
+OUT=$(mktemp -d)
+trap '"$HOSTS" down >/dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
+"$HOSTS" up 2 "$RATE" >/dev/null 2>&1
+eval "$("$HOSTS" env)"
+export JTRAIN_JOB_TOKEN=bench-$$ PEERS_DIR=$PEERS JTRAIN_PEERS_DIR=$PEERS
+JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
+JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
+BYTES=$((64 << 20))
+
+# on both hosts: jtrain launch --nnodes 2 --nproc-per-node N -- CMD (node 0's output is printed)
+two_hosts() {
+  local n=$1; shift
+  "$HOSTS" exec 2 "${JT[@]}" launch --nnodes 2 --node-rank 1 --master-addr jt-node1 --master-port 29600 --nproc-per-node "$n" -- "$@" \
+    > "$OUT/node1.log" 2>&1 &
+  local other=$!
+  "$HOSTS" exec 1 "${JT[@]}" launch --nnodes 2 --node-rank 0 --master-addr jt-node1 --master-port 29600 --nproc-per-node "$n" -- "$@" \
+    > "$OUT/node0.log" 2>&1 || { cat "$OUT/node0.log" "$OUT/node1.log" >&2; exit 1; }
+  wait "$other" || { cat "$OUT/node1.log" >&2; exit 1; }
+  sed -n 's/^\[rank 0\] //p' "$OUT/node0.log"
+}
+
+rate_bps=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)([kmg]?)bit','$RATE'.lower()); print(float(m[1])*{'':1,'k':1e3,'m':1e6,'g':1e9}[m[2]])")
+echo "== all-reduce 64 MiB, 2 hosts x 2 ranks, links shaped to $RATE"
+python3 -c "r=$rate_bps/8; S=$BYTES; H=2; t=2*(H-1)/H*S/r; print(f'link bound 2(H-1)/H*S/R = {t*1e3:.1f} ms -> busbw {S/t*2*3/4/1e9:.3f} GB/s (4 ranks)')"
+echo "-- jtrain"
+two_hosts 2 "${JT[@]}" bench comm --op all_reduce --sizes 64M --iters 10 | grep -E "size|64M|^ *[0-9]" | sed 's/^/   /'
+echo "-- torch $($PY -c 'import torch; print(torch.__version__)') gloo"
+GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29700 two_hosts 2 "$PY" "$ROOT/bench/multihost/gloo_allreduce.py" "$BYTES" 10 | sed 's/^/   /'
+echo "-- Open MPI, --mca btl tcp,self"
+"$HOSTS" exec 1 mpirun --allow-run-as-root --bind-to none --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+  --mca plm_rsh_agent "$ROOT/test/hosts/rsh-agent.sh" --host jt-node1:2,jt-node2:2 -np 4 -x LD_LIBRARY_PATH \
+  "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | grep -E "coll|64MiB" | sed 's/^/   /'
+
+echo "== DDP small, global batch 8, $STEPS steps (tokens/s: median step after 6 warm-up steps)"
+TRAIN=(train --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
+       --data-max-bytes 3000000 --no-progress --peak-gflops 100)
+tokens() { # metrics.jsonl -> median tokens/s after the warm-up steps
+  python3 - "$1" <<'PY'
+import json, statistics, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][6:]
+ms = statistics.median(s["stepMs"] for s in st)
+print(f"{st[0]['tokensPerSecond'] * st[0]['stepMs'] / ms:,.0f} tokens/s (step {ms:.1f} ms, exposed comm {statistics.median(s['commMs'] for s in st):.1f} ms)")
+PY
+}
+for wire in fp32 bf16; do
+  two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
+  echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl")"
+done
+"$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
+echo "   jtrain DDP 1 host x 2 ranks: $(tokens "$OUT/one/metrics.jsonl")"
+GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
+  --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
