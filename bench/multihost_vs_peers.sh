@@ -52,10 +52,11 @@ GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29700 two_hosts 2 "$PY" "$ROOT/bench/multihost
 echo "-- Open MPI, --mca btl tcp,self"
 "$HOSTS" exec 1 mpirun --allow-run-as-root --bind-to none --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
   --mca plm_rsh_agent "$ROOT/test/hosts/rsh-agent.sh" --host jt-node1:2,jt-node2:2 -np 4 -x LD_LIBRARY_PATH \
-  "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | grep -E "coll|64MiB" | sed 's/^/   /'
+  "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | tr -d '\000' | grep -aE "coll|64MiB" | sed 's/^/   /'
 
 echo "== DDP small, global batch 8, $STEPS steps (tokens/s: median step after 6 warm-up steps)"
-TRAIN=(train --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
+# The emulated hosts share this machine's cores: one kernel thread per rank, as the one-host run and the peer use.
+TRAIN=(train --threads 1 --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
        --data-max-bytes 3000000 --no-progress --peak-gflops 100)
 tokens() { # metrics.jsonl -> median tokens/s after the warm-up steps
   python3 - "$1" <<'PY'
