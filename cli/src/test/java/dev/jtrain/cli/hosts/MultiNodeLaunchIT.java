@@ -109,7 +109,7 @@ class MultiNodeLaunchIT {
         Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "15000");
         Process n1 = launcher(1, log1, 0, train(corpus, out, 100_000), env);
         launcher(2, log2, 0, train(corpus, out, 100_000), env);
-        waitForSteps(out, 3, log1);
+        TrainRuns.waitForSteps(out, 3, log1, n1);
         long t0 = System.nanoTime();
         hosts.kill(2, "KILL", false);
         int s1 = await(n1, 60, log1);
@@ -132,7 +132,7 @@ class MultiNodeLaunchIT {
         Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "10000");
         Process n1 = launcher(1, log1, 0, train(corpus, out, 100_000), env);
         Process n2 = launcher(2, log2, 0, train(corpus, out, 100_000), env);
-        waitForSteps(out, 3, log1);
+        TrainRuns.waitForSteps(out, 3, log1, n1);
         long t0 = System.nanoTime();
         hosts.link(2, "down");
         int s1 = await(n1, 120, log1);
@@ -143,15 +143,5 @@ class MultiNodeLaunchIT {
         assertThat(s2).as(o2).isNotZero();
         assertThat(o1).containsPattern("rank [01] .*within timeoutMs=10000 \\(waiting on peer rank [23] on host jt-node2\\)");
         assertThat(seconds).as(o1).isLessThan(10 + 20);
-    }
-
-    private static void waitForSteps(Path run, int steps, Path log) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-        Path metrics = run.resolve("metrics.jsonl");
-        while (System.nanoTime() < until) {
-            if (Files.exists(metrics) && Files.readAllLines(metrics).stream().filter(l -> l.contains("\"type\":\"step\"")).count() >= steps) return;
-            Thread.sleep(200);
-        }
-        throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
     }
 }

@@ -128,7 +128,7 @@ class SlurmIT {
     void killOnBadExitCancelsTheRestWhenOneHostsTasksDie(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("run");
         Process p = hosts.start(1, srun(trainArgs(corpus, out, 100_000)), env(), dir.resolve("srun.log"));
-        waitForSteps(out, 3, dir.resolve("srun.log"), p);
+        TrainRuns.waitForSteps(out, 3, dir.resolve("srun.log"), p);
         long t0 = System.nanoTime();
         hosts.kill(2, "KILL", false);
         assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as(Files.readString(dir.resolve("srun.log"))).isTrue();
@@ -151,7 +151,7 @@ class SlurmIT {
 
         Path log = dir.resolve("preempted.log");
         Process p = hosts.start(1, srun(trainArgs(corpus, dir.resolve("preempted"), steps, "--ckpt-dir", ckpt.toString())), env(), log);
-        waitForSteps(dir.resolve("preempted"), 5, log, p);
+        TrainRuns.waitForSteps(dir.resolve("preempted"), 5, log, p);
         String conf = "SLURM_CONF=" + env().get("SLURM_CONF");
         String job = EmulatedHosts.run(hosts.on(1, List.of("env", conf, "squeue", "-h", "-o", "%i")), java.time.Duration.ofSeconds(30), true)
                 .output().strip().lines().findFirst().orElseThrow();
@@ -170,15 +170,5 @@ class SlurmIT {
         assertThat(resumed.output()).contains("at step " + at);
         assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).isEqualTo(TrainRuns.losses(dir.resolve("whole"), at));
         assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("whole")));
-    }
-
-    static void waitForSteps(Path run, int steps, Path log, Process p) throws Exception {
-        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(180);
-        Path metrics = run.resolve("metrics.jsonl");
-        while (System.nanoTime() < until && p.isAlive()) {
-            if (Files.exists(metrics) && Files.readAllLines(metrics).stream().filter(l -> l.contains("\"type\":\"step\"")).count() >= steps) return;
-            Thread.sleep(100);
-        }
-        throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
     }
 }

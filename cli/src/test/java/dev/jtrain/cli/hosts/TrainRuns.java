@@ -48,4 +48,15 @@ final class TrainRuns {
         }
         Files.writeString(ckpt.resolve("latest"), "step-%06d%n".formatted(step));
     }
+
+    /** Waits until {@code run/metrics.jsonl} has {@code steps} step records; fails early if {@code p} exits first. */
+    static void waitForSteps(Path run, int steps, Path log, Process p) throws Exception {
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(180);
+        Path metrics = run.resolve("metrics.jsonl");
+        while (System.nanoTime() < until && p.isAlive()) {
+            if (Files.exists(metrics) && Files.readAllLines(metrics).stream().filter(l -> l.contains("\"type\":\"step\"")).count() >= steps) return;
+            Thread.sleep(100);
+        }
+        throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
+    }
 }
