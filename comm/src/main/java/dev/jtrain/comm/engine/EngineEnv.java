@@ -1,9 +1,8 @@
 package dev.jtrain.comm.engine;
 
 import dev.jtrain.comm.launch.RendezvousConfigException;
+import dev.jtrain.comm.topology.HostIdentity;
 
-import java.io.IOException;
-import java.net.InetAddress;
 import java.util.Map;
 
 /**
@@ -24,11 +23,7 @@ public record EngineEnv(Map<String, String> vars, String hostName) {
         Map<String, String> env = System.getenv();
         String host = env.get("SLURMD_NODENAME");
         if (host == null || host.isBlank()) {
-            try {
-                host = InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
-                host = env.getOrDefault("HOSTNAME", "localhost");
-            }
+            host = HostIdentity.name();
         }
         return new EngineEnv(env, host);
     }

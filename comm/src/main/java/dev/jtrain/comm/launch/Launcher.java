@@ -4,6 +4,7 @@ import dev.jtrain.comm.store.StoreFrameDescriptor;
 import dev.jtrain.comm.store.TcpStore;
 import dev.jtrain.comm.store.TcpStoreOptions;
 import dev.jtrain.comm.store.TcpStoreServer;
+import dev.jtrain.comm.topology.HostIdentity;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -91,7 +92,7 @@ public final class Launcher {
                 }
                 if (agreement != null && o.failed() != null) {
                     agreement.reportFailure(attempt, o.status(), "rank " + o.failed().rank() + " on node " + options.nodeRank()
-                            + " (" + hostName() + ") exited with status " + o.status());
+                            + " (" + HostIdentity.name() + ") exited with status " + o.status());
                 }
                 int status = o.status();
                 if (o.remote()) {
@@ -126,14 +127,6 @@ public final class Launcher {
 
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
-
-    private static String hostName() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            return "unknown host";
-        }
-    }
 
     private List<Child> start(String token, int port, int attempt) {
         List<Child> children = new ArrayList<>();

@@ -11,8 +11,6 @@ import dev.jtrain.comm.topology.HostIdentity;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * Builds the transport of one rank, choosing per peer: shared memory for peers on the same host (same host name
@@ -31,7 +29,7 @@ public final class Transports {
         long generation = store.add("transport/" + options.groupId() + "/created/" + rank, 1);
         options = options.withGroupId(options.groupId() + "." + generation);
         String kind = options.effectiveKind();
-        String me = hostIdentity();
+        String me = HostIdentity.identity();
         store.set(hostKey(options, rank), me.getBytes(StandardCharsets.UTF_8));
         boolean[] sameHost = new boolean[size];
         int local = 0;
@@ -77,7 +75,6 @@ public final class Transports {
     /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
     public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
 
-    private static String hostName() { return HostIdentity.name(); }
 
     private static boolean isLoopback(String address) {
         try {
@@ -103,11 +100,10 @@ public final class Transports {
         } catch (IOException e) {
             // fall through to the name
         }
-        return hostName();
+        return HostIdentity.name();
     }
 
     private static String hostKey(TransportOptions o, int rank) { return "transport/" + o.groupId() + "/host/" + rank; }
 
-    static String hostIdentity() { return HostIdentity.identity(); }
 
 }

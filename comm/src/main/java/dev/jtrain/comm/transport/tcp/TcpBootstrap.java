@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.topology.HostIdentity;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -81,14 +82,6 @@ final class TcpBootstrap {
         return names;
     }
 
-    private static String localHostName() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            return "unknown-host";
-        }
-    }
-
     /** Returns one connected channel per peer (null at {@code rank}), in blocking mode, handshake done. */
     SocketChannel[] connectAll(Store store) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.timeoutMs());
@@ -97,7 +90,7 @@ final class TcpBootstrap {
             if (options.socketBufferBytes() > 0) server.setOption(StandardSocketOptions.SO_RCVBUF, options.socketBufferBytes());
             server.bind(new InetSocketAddress(options.bindHost(), 0), Math.max(16, size));
             int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
-            store.set(hostKey(options.groupId(), rank), localHostName().getBytes(StandardCharsets.UTF_8));
+            store.set(hostKey(options.groupId(), rank), HostIdentity.name().getBytes(StandardCharsets.UTF_8));
             store.set(addressKey(options.groupId(), rank), (options.advertiseHost() + ":" + port).getBytes(StandardCharsets.UTF_8));
             for (int p = 0; p < rank; p++) peers[p] = connectTo(store, p, deadline);
             acceptHigher(server, selector, peers, deadline);
