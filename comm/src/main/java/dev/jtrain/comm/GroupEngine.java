@@ -3,6 +3,7 @@ package dev.jtrain.comm;
 import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.algo.RingAllGather;
 import dev.jtrain.comm.algo.ScratchPool;
+import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.WaitHint;
 
@@ -79,9 +80,14 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     /** Set once at group start, before the first collective (rank 0's choice, see ProcessGroupOptions#chunkBytes). */
     void chunkBytes(long bytes) { this.chunkBytes = bytes; }
 
+    /** Which ranks of the group share a host; set once at group start, before the first collective. */
+    void topology(HostTopology t) { this.topology = t; }
+
+    private volatile HostTopology topology;
+
     /** A context for the current operation; remembered so a failure can name the last peer. */
     CollectiveContext context(DType dtype, ReduceOp op) {
-        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes, staging);
+        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes, staging, topology);
         current = c;
         return c;
     }

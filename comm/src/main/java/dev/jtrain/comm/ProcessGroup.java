@@ -11,6 +11,7 @@ import dev.jtrain.comm.algo.Collective;
 import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.algo.CostModel;
 import dev.jtrain.comm.algo.CostModelProbe;
+import dev.jtrain.comm.algo.Fabric;
 import dev.jtrain.comm.topology.HostIdentity;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.topology.LinkClass;
@@ -70,6 +71,8 @@ public final class ProcessGroup implements AutoCloseable {
     /** Per link class: measured at world-group start (or the options' model for both); sub-groups inherit them. */
     private volatile CostModel intraHostCost, interHostCost;
     private volatile HostTopology topology;
+    /** Topology plus per-class figures, what the selector prices algorithms on; set once both are known. */
+    private volatile Fabric fabric;
     private final java.util.List<AutoCloseable> alsoClose = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
@@ -94,6 +97,10 @@ public final class ProcessGroup implements AutoCloseable {
         long chunk = options.chunkBytes() > 0 ? options.chunkBytes() : m.chunkBytes();
         engine.chunkBytes(chunk);
         if (chunk != m.chunkBytes()) costModel = new CostModel(m.alphaSeconds(), m.betaSecondsPerByte(), m.gammaSecondsPerByte(), chunk);
+    }
+
+    private static CostModel withChunk(CostModel m, long chunk) {
+        return m.chunkBytes() == chunk ? m : new CostModel(m.alphaSeconds(), m.betaSecondsPerByte(), m.gammaSecondsPerByte(), chunk);
     }
 
     /** Auto chunk size from what this rank sees (only rank 0's choice is used). */
@@ -201,6 +208,12 @@ public final class ProcessGroup implements AutoCloseable {
 
     private void nameHostsInErrors() {
         HostTopology t = topology;
+        engine.topology(t);
+        CostModel flat = costModel;
+        if (flat != null) {
+            fabric = new Fabric(t, withChunk(intraHostCost != null ? intraHostCost : flat, flat.chunkBytes()),
+                    withChunk(interHostCost != null ? interHostCost : flat, flat.chunkBytes()));
+        }
         if (t.spansHosts()) engine.peerHosts(p -> p >= 0 && p < t.size() ? t.hostName(t.hostOf(p)) : null);
     }
 
@@ -226,7 +239,7 @@ public final class ProcessGroup implements AutoCloseable {
     public ProcessGroupOptions options() { return options; }
 
     /** The algorithm this group would use for {@code c} on {@code bytes} (see {@link Algorithm#predictSeconds}). */
-    public Algorithm algorithmFor(Collective c, long bytes) { return selector.select(c, size(), bytes, costModel); }
+    public Algorithm algorithmFor(Collective c, long bytes) { return select(c, bytes); }
 
     /** How this rank talks to group rank {@code peer}: "self", "shm", "tcp" or "local". */
     public String linkKind(int peer) { return transport.linkKind(peer); }
@@ -490,7 +503,6 @@ public final class ProcessGroup implements AutoCloseable {
         ProcessGroup g = new ProcessGroup(new SubGroupTransport(transport, members, me), false, id, world,
                 options.withCostModel(costModel).withTopology(null));
         g.topology = topology.subset(members);
-        g.nameHostsInErrors();
         g.intraHostCost = intraHostCost;
         g.interHostCost = interHostCost;
         CostModel m = g.topology.spansHosts() ? interHostCost : intraHostCost;
@@ -498,6 +510,7 @@ public final class ProcessGroup implements AutoCloseable {
             g.costModel = m;
             g.useChunk(m);
         }
+        g.nameHostsInErrors();
         return Optional.of(g);
     }
 
@@ -523,8 +536,13 @@ public final class ProcessGroup implements AutoCloseable {
     // ---------------------------------------------------------------- internals
 
     private OpDescriptor issue(Collective kind, long count, DType dtype, ReduceOp op, int root, long bytes) {
-        String algo = selector.select(kind, size(), bytes, costModel).name();
+        String algo = select(kind, bytes).name();
         return new OpDescriptor(kind, seq.incrementAndGet(), count, dtype, op, root, algo);
+    }
+
+    private Algorithm select(Collective kind, long bytes) {
+        Fabric f = fabric;
+        return f != null ? selector.select(kind, size(), bytes, f) : selector.select(kind, size(), bytes, costModel);
     }
 
     /** {@code blocking}: the caller will wait anyway, so when nothing is queued run on the caller's thread (no hand-off). */

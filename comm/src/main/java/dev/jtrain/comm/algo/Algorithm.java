@@ -19,6 +19,13 @@ public interface Algorithm {
      */
     double predictSeconds(CostModel m, int p, long bytes);
 
+    /**
+     * The same prediction on a group that may span hosts. By default the whole call runs at the pace of the
+     * slowest link class; algorithms whose off-host traffic depends on which ranks pair up (rings, recursive halving,
+     * hierarchical schemes) override it with a step-by-step count of {@link Fabric#exchangeSeconds}.
+     */
+    default double predictSeconds(Fabric f, int p, long bytes) { return predictSeconds(f.flat(), p, bytes); }
+
     /** ceil(log2(p)) for p >= 1. */
     static int ceilLog2(int p) { return p <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(p - 1); }
 

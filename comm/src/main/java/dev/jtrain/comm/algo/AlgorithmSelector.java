@@ -55,6 +55,7 @@ public final class AlgorithmSelector {
             case "rd", "recursive_doubling" -> "recursivedoubling";
             case "rh", "recursive_halving" -> "recursivehalving";
             case "binomial_tree", "binomialtree" -> "tree";
+            case "hier", "2d", "two_level", "two-level" -> "hierarchical";
             case String s -> s;
         };
         for (Algorithm a : ALL.get(c)) if (a.name().equals(n)) return a;
@@ -63,8 +64,13 @@ public final class AlgorithmSelector {
         throw new IllegalArgumentException("unknown " + c.envName() + " algorithm '" + name + "'; known: " + names);
     }
 
-    /** The algorithm for {@code c} with {@code p} ranks and {@code bytes} (see {@link Algorithm#predictSeconds}). */
+    /** The algorithm for {@code c} with {@code p} ranks on one host and {@code bytes} (see {@link Algorithm#predictSeconds}). */
     public Algorithm select(Collective c, int p, long bytes, CostModel model) {
+        return select(c, p, bytes, model == null ? null : Fabric.singleHost(p, model));
+    }
+
+    /** The algorithm for {@code c} with {@code p} ranks laid out on {@code fabric}'s hosts, and {@code bytes}. */
+    public Algorithm select(Collective c, int p, long bytes, Fabric model) {
         Algorithm f = forced.get(c);
         if (f != null) return f;
         List<Algorithm> candidates = ALL.get(c);
@@ -89,7 +95,7 @@ public final class AlgorithmSelector {
 
     private static Map<Collective, List<Algorithm>> registry() {
         Map<Collective, List<Algorithm>> m = new EnumMap<>(Collective.class);
-        m.put(Collective.ALL_REDUCE, List.of(RingAllReduce.INSTANCE, HalvingDoublingAllReduce.INSTANCE,
+        m.put(Collective.ALL_REDUCE, List.of(RingAllReduce.INSTANCE, HierarchicalAllReduce.INSTANCE, HalvingDoublingAllReduce.INSTANCE,
                 DoubleBinaryTreeAllReduce.INSTANCE, BinomialTreeAllReduce.INSTANCE, RecursiveDoublingAllReduce.INSTANCE,
                 NaiveAllReduce.INSTANCE));
         m.put(Collective.BROADCAST, List.of(BinomialBroadcast.INSTANCE, ChainBroadcast.INSTANCE));

@@ -1,6 +1,7 @@
 package dev.jtrain.comm.algo;
 
 import dev.jtrain.comm.DType;
+import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
@@ -26,6 +27,7 @@ public final class CollectiveContext {
     private final long chunkBytes;
     private final ScratchPool staging;
     private final Combiner combiner;
+    private final HostTopology topology;
     private volatile int lastPeer = -1;
 
     /**
@@ -45,6 +47,12 @@ public final class CollectiveContext {
      */
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
                              ScratchPool staging) {
+        this(transport, tagBase, dtype, op, scratch, chunkBytes, staging, null);
+    }
+
+    /** @param topology which of the group's ranks share a host; null means all of them (one host) */
+    public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
+                             ScratchPool staging, HostTopology topology) {
         if (chunkBytes < 64) throw new IllegalArgumentException("chunkBytes must be >= 64: chunkBytes=" + chunkBytes);
         this.transport = transport;
         this.tagBase = tagBase;
@@ -53,6 +61,10 @@ public final class CollectiveContext {
         this.scratch = scratch;
         this.chunkBytes = chunkBytes;
         this.staging = staging;
+        this.topology = topology != null ? topology : HostTopology.singleHost(transport.size(), "localhost");
+        if (this.topology.size() != transport.size()) {
+            throw new IllegalArgumentException("topology has " + this.topology.size() + " ranks, the transport " + transport.size());
+        }
         this.combiner = new Combiner() {
             @Override public int elementBytes() { return dtype.byteSize(); }
 
@@ -83,6 +95,9 @@ public final class CollectiveContext {
     }
 
     public int rank() { return transport.rank(); }
+
+    /** Which of the group's ranks share a host. */
+    public HostTopology topology() { return topology; }
 
     public int size() { return transport.size(); }
 

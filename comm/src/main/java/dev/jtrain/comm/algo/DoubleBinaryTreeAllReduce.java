@@ -44,7 +44,7 @@ public final class DoubleBinaryTreeAllReduce implements AllReduceAlgorithm {
         MemorySegment in = c.scratch(0, Math.min(chunk, count) * c.elemSize());
         for (long j = 0; j < k; j++) {
             for (int t = 0; t < 2; t++) {
-                long off = j * chunk, n = RingAllReduce.clamp(len[t] - off, chunk);
+                long off = j * chunk, n = RingPhases.clamp(len[t] - off, chunk);
                 if (n == 0) continue;
                 MemorySegment mine = c.elems(buf, start[t] + off, n);
                 for (int ci = 1; ci <= 2; ci++) {
@@ -56,7 +56,7 @@ public final class DoubleBinaryTreeAllReduce implements AllReduceAlgorithm {
         }
         for (long j = 0; j < k; j++) {
             for (int t = 0; t < 2; t++) {
-                long off = j * chunk, n = RingAllReduce.clamp(len[t] - off, chunk);
+                long off = j * chunk, n = RingPhases.clamp(len[t] - off, chunk);
                 if (n == 0) continue;
                 MemorySegment mine = c.elems(buf, start[t] + off, n);
                 if (nodes[t][0] >= 0) c.recv(t, nodes[t][0], mine);

@@ -34,6 +34,26 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
     }
 
     @Override
+    public double predictSeconds(Fabric f, int p, long n) {
+        if (!f.spansHosts() || p == 1) return predictSeconds(f.flat(), p, n);
+        int q = Algorithm.floorPow2(p), rem = p - q;
+        double t = 0;
+        int level = 1;
+        for (int d = q / 2; d >= 1; d /= 2, level++) {
+            final int dist = d;
+            // The same pairs exchange the same block size once halving and once doubling.
+            t += 2 * f.exchangeSeconds(r -> r < 2 * rem && r % 2 == 0 ? -1 : realRank(coreRank(r, rem) ^ dist, rem),
+                    n / (double) (1L << level));
+        }
+        t += ((q - 1.0) / q) * n * f.flat().gammaSecondsPerByte();
+        if (rem > 0) t += 2 * f.exchangeSeconds(r -> r < 2 * rem && r % 2 == 0 ? r + 1 : -1, n) + n * f.flat().gammaSecondsPerByte();
+        return t;
+    }
+
+    /** Core rank of a group rank that takes part (odd ranks below 2·rem, and every rank from 2·rem). */
+    static int coreRank(int r, int rem) { return r < 2 * rem ? r / 2 : r - rem; }
+
+    @Override
     public void allReduce(CollectiveContext c, MemorySegment buf, long count) {
         int p = c.size(), r = c.rank();
         if (p == 1 || count == 0) return;
@@ -88,7 +108,7 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
     static void exchangeAndReduce(CollectiveContext c, int peer, MemorySegment buf, long sendStart, long sendLen,
                                   long keepStart, long keepLen, MemorySegment scratch, long chunk) {
         for (long off = 0; off < Math.max(sendLen, keepLen); off += chunk) {
-            long sn = RingAllReduce.clamp(sendLen - off, chunk), kn = RingAllReduce.clamp(keepLen - off, chunk);
+            long sn = RingPhases.clamp(sendLen - off, chunk), kn = RingPhases.clamp(keepLen - off, chunk);
             c.sendRecvReduce(peer, c.elems(buf, sendStart + Math.min(off, sendLen), sn), peer,
                     c.elems(buf, keepStart + Math.min(off, keepLen), kn), scratch);
         }

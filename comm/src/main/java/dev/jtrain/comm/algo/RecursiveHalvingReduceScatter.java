@@ -66,7 +66,7 @@ public final class RecursiveHalvingReduceScatter implements ReduceScatterAlgorit
             long gs = firstBlock(give, rem) * m, ge = firstBlock(give + d, rem) * m;
             int peer = HalvingDoublingAllReduce.realRank(k ^ d, rem);
             for (long off = 0; off < Math.max(ke - ks, ge - gs); off += chunk) {
-                long sn = RingAllReduce.clamp(ge - gs - off, chunk), kn = RingAllReduce.clamp(ke - ks - off, chunk);
+                long sn = RingPhases.clamp(ge - gs - off, chunk), kn = RingPhases.clamp(ke - ks - off, chunk);
                 MemorySegment g = c.elems(got, 0, kn);
                 c.sendRecv(peer, c.elems(src, gs + Math.min(off, ge - gs), sn), peer, g);
                 long k0 = ks + Math.min(off, ke - ks);

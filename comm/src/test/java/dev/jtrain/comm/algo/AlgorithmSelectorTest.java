@@ -42,6 +42,7 @@ class AlgorithmSelectorTest {
     void everyPredictionIsFiniteAndGrowsWithSize() {
         for (var e : AlgorithmSelector.ALL.entrySet()) {
             for (Algorithm a : e.getValue()) {
+                if (a instanceof HierarchicalAllReduce) continue; // needs hosts: see the fabric test below
                 for (int p = 1; p <= 9; p++) {
                     double small = a.predictSeconds(SHM, p, 1024), big = a.predictSeconds(SHM, p, 1 << 26);
                     assertThat(small).as(a.name()).isFinite().isGreaterThanOrEqualTo(0);
@@ -49,5 +50,41 @@ class AlgorithmSelectorTest {
                 }
             }
         }
+    }
+
+    /** 2 Gbit/s between hosts, shared memory within. */
+    static final CostModel TCP_2G = new CostModel(50e-6, 8.0 / 2e9, 1.0 / 10e9, 512 * 1024);
+
+    static Fabric hosts(int... hostOfRank) {
+        String[] names = java.util.Arrays.stream(hostOfRank).mapToObj(h -> "h" + h).toArray(String[]::new);
+        return new Fabric(dev.jtrain.comm.topology.HostTopology.of(names, names), SHM, TCP_2G);
+    }
+
+    @Test
+    void acrossHostsTheHostLinkVolumeDecides() {
+        Fabric twoByTwo = hosts(0, 0, 1, 1);
+        long n = 64 << 20;
+        double link = n * TCP_2G.betaSecondsPerByte();
+        // Per host link each way: hierarchical n, ring 1.5n, recursive halving 2n (its first step crosses with every rank).
+        assertThat(HierarchicalAllReduce.INSTANCE.predictSeconds(twoByTwo, 4, n) / link).isBetween(1.0, 1.1);
+        assertThat(RingAllReduce.INSTANCE.predictSeconds(twoByTwo, 4, n) / link).isBetween(1.5, 1.6);
+        assertThat(HalvingDoublingAllReduce.INSTANCE.predictSeconds(twoByTwo, 4, n) / link).isBetween(2.0, 2.1);
+        AlgorithmSelector auto = new AlgorithmSelector(Map.of());
+        assertThat(auto.select(Collective.ALL_REDUCE, 4, n, twoByTwo).name()).isEqualTo("hierarchical");
+        assertThat(auto.select(Collective.ALL_REDUCE, 6, n, hosts(0, 0, 0, 1, 1, 1)).name()).isEqualTo("hierarchical");
+        // One host, one rank per host or uneven hosts: nothing to gain, never chosen.
+        assertThat(auto.select(Collective.ALL_REDUCE, 4, n, Fabric.singleHost(4, SHM)).name()).isNotEqualTo("hierarchical");
+        assertThat(auto.select(Collective.ALL_REDUCE, 2, n, hosts(0, 1)).name()).isNotEqualTo("hierarchical");
+        assertThat(HierarchicalAllReduce.INSTANCE.predictSeconds(hosts(0, 0, 1), 3, n)).isInfinite();
+    }
+
+    @Test
+    void anOffHostSenderSharesItsHostLinkWithTheOthersOfItsHost() {
+        Fabric f = hosts(0, 0, 1, 1);
+        double bytes = 1 << 20, one = TCP_2G.message(bytes);
+        assertThat(f.exchangeSeconds(r -> r ^ 2, bytes)).isCloseTo(2 * bytes * TCP_2G.betaSecondsPerByte() + 2 * TCP_2G.alphaSeconds(),
+                org.assertj.core.data.Offset.offset(1e-9)); // both ranks of a host cross at once
+        assertThat(f.exchangeSeconds(r -> (r + 1) % 4, bytes)).isCloseTo(one, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(f.exchangeSeconds(r -> r ^ 1, bytes)).isCloseTo(SHM.message(bytes), org.assertj.core.data.Offset.offset(1e-9));
     }
 }

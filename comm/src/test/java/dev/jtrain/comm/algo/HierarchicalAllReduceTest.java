@@ -1,0 +1,139 @@
+package dev.jtrain.comm.algo;
+
+import dev.jtrain.comm.DType;
+import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.local.LocalTransport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The hierarchical all-reduce on emulated layouts (ranks as threads, hosts declared by a {@link HostTopology}):
+ * exact sums on every rank, and the property it exists for, measured by counting the bytes each host sends to
+ * other hosts: {@code 2(H-1)/H · n} per host, where a flat ring sends {@code 2(p-1)/p · n}.
+ */
+class HierarchicalAllReduceTest {
+    static final int COUNT = 10_007; // not divisible by any block count, so uneven blocks are exercised
+
+    @Test
+    @Timeout(60)
+    void sumsExactlyOnEveryLayoutWithEqualRanksPerHost() throws Exception {
+        int[][] layouts = {
+            {0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 2, 2}, {0, 1, 0, 1}, {0, 1, 2, 0, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3}};
+        for (int[] layout : layouts) run(HierarchicalAllReduce.INSTANCE, layout, COUNT); // run() checks every rank's sums
+    }
+
+    @Test
+    @Timeout(60)
+    void eachHostLinkCarriesTheBoundNotTheFlatRingVolume() throws Exception {
+        int count = 6 << 14; // 384 KiB of int32, divisible by every block count here, so the byte counts are exact
+        long n = 4L * count;
+        for (int[] layout : new int[][] {{0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 2, 2}}) {
+            int hosts = Arrays.stream(layout).max().orElseThrow() + 1, p = layout.length;
+            long[] hier = run(HierarchicalAllReduce.INSTANCE, layout, count);
+            long[] ring = run(RingAllReduce.INSTANCE, layout, count);
+            for (int h = 0; h < hosts; h++) {
+                assertThat(hier[h]).as("hierarchical, host %d of %s", h, Arrays.toString(layout)).isEqualTo(2L * (hosts - 1) * n / hosts);
+                assertThat(ring[h]).as("flat ring, host %d of %s", h, Arrays.toString(layout)).isEqualTo(2L * (p - 1) * n / p);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void unevenHostsFallBackToTheRing() throws Exception {
+        int[] layout = {0, 0, 1};
+        assertThat(run(HierarchicalAllReduce.INSTANCE, layout, COUNT)).containsExactly(run(RingAllReduce.INSTANCE, layout, COUNT));
+    }
+
+    /** Runs {@code algo} as int32 SUM on {@code layout}, checks every rank's result, returns bytes sent off-host per host. */
+    static long[] run(AllReduceAlgorithm algo, int[] layout, int count) throws Exception {
+        int p = layout.length;
+        int hosts = Arrays.stream(layout).max().orElseThrow() + 1;
+        String[] names = IntStream.range(0, p).mapToObj(r -> "host" + layout[r]).toArray(String[]::new);
+        HostTopology topology = HostTopology.of(names, names);
+        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
+        AtomicLongArray offHost = new AtomicLongArray(hosts);
+        AtomicReferenceArray<Throwable> errors = new AtomicReferenceArray<>(p);
+        List<Thread> threads = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            int rank = r;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try (Arena arena = Arena.ofConfined()) {
+                    Transport counting = new OffHostCounter(t[rank], topology, offHost);
+                    CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096,
+                            new ScratchPool(), topology);
+                    MemorySegment buf = arena.allocate(4L * count, 64);
+                    for (int i = 0; i < count; i++) buf.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
+                    algo.allReduce(c, buf, count);
+                    for (int i = 0; i < count; i++) {
+                        int expected = 0;
+                        for (int s = 0; s < p; s++) expected += value(s, i);
+                        int got = buf.getAtIndex(ValueLayout.JAVA_INT, i);
+                        if (got != expected) {
+                            throw new AssertionError(algo.name() + " layout " + Arrays.toString(layout) + " rank " + rank
+                                    + " element " + i + ": expected " + expected + " but was " + got);
+                        }
+                    }
+                } catch (Throwable e) {
+                    errors.set(rank, e);
+                } finally {
+                    t[rank].close();
+                }
+            }));
+        }
+        for (Thread th : threads) th.join();
+        for (int r = 0; r < p; r++) if (errors.get(r) != null) throw new AssertionError("rank " + r + ": " + errors.get(r), errors.get(r));
+        long[] out = new long[hosts];
+        for (int h = 0; h < hosts; h++) out[h] = offHost.get(h);
+        return out;
+    }
+
+    static int value(int rank, int i) { return (rank + 1) * 1_000 + i % 977; }
+
+    /** Counts the bytes each host sends to ranks on other hosts. */
+    record OffHostCounter(Transport inner, HostTopology topology, AtomicLongArray offHost) implements Transport {
+        private void count(int to, long bytes) {
+            if (to >= 0 && !topology.sameHost(rank(), to)) offHost.addAndGet(topology.hostOf(rank()), bytes);
+        }
+
+        @Override public int rank() { return inner.rank(); }
+        @Override public int size() { return inner.size(); }
+        @Override public long timeoutMs() { return inner.timeoutMs(); }
+        @Override public String linkKind(int peer) { return inner.linkKind(peer); }
+        @Override public void close() { }
+
+        @Override public void send(int peer, int tag, MemorySegment src) {
+            count(peer, src.byteSize());
+            inner.send(peer, tag, src);
+        }
+
+        @Override public void recv(int peer, int tag, MemorySegment dst) { inner.recv(peer, tag, dst); }
+
+        @Override public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
+            count(to, src.byteSize());
+            inner.sendRecv(to, src, from, dst, tag);
+        }
+
+        @Override public boolean combinesOnArrival(int to, int from) { return inner.combinesOnArrival(to, from); }
+
+        @Override public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
+            count(to, src.byteSize());
+            inner.sendRecvCombine(to, src, from, acc, tag, combiner);
+        }
+    }
+}
