@@ -7,12 +7,14 @@
 #      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts.
 #
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
+#        PART=allreduce or PART=ddp runs one half only.
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RATE=${1:-2gbit}
 STEPS=${2:-10}
+PART=${PART:-all}
 PEERS=${JTRAIN_PEERS_DIR:-}
 [ -n "$PEERS" ] && [ -f "$PEERS/env.sh" ] || { echo "multihost_vs_peers: set JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py)" >&2; exit 2; }
 HOSTS=$ROOT/test/hosts/hosts.sh
@@ -43,6 +45,7 @@ two_hosts() {
 }
 
 rate_bps=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)([kmg]?)bit','$RATE'.lower()); print(float(m[1])*{'':1,'k':1e3,'m':1e6,'g':1e9}[m[2]])")
+if [ "$PART" != ddp ]; then
 echo "== all-reduce 64 MiB, 2 hosts x 2 ranks, links shaped to $RATE"
 python3 -c "r=$rate_bps/8; S=$BYTES; H=2; t=2*(H-1)/H*S/r; print(f'link bound 2(H-1)/H*S/R = {t*1e3:.1f} ms -> busbw {S/t*2*3/4/1e9:.3f} GB/s (4 ranks)')"
 echo "-- jtrain"
@@ -54,6 +57,8 @@ echo "-- Open MPI, --mca btl tcp,self"
   --mca plm_rsh_agent "$ROOT/test/hosts/rsh-agent.sh" --host jt-node1:2,jt-node2:2 -np 4 -x LD_LIBRARY_PATH \
   "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | tr -d '\000' | grep -aE "coll|64MiB" | sed 's/^/   /'
 
+fi
+[ "$PART" = allreduce ] && exit 0
 echo "== DDP small, global batch 8, $STEPS steps (tokens/s: median step after 6 warm-up steps)"
 # The emulated hosts share this machine's cores: one kernel thread per rank, as the one-host run and the peer use.
 TRAIN=(train --threads 1 --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
