@@ -61,6 +61,7 @@ public final class JtrainSparkMain implements Callable<Integer> {
             } else {
                 reports = JtrainSpark.train(sc, ranks, options);
             }
+            for (String line : reports.get(0).tail()) System.out.println("[rank 0] " + line); // the job's summary
             for (RankReport r : reports) {
                 System.out.printf("rank %d on %s: exit %d%s%n", r.rank(), r.host(), r.exitCode(),
                         r.lines() > 0 ? ", " + r.lines() + " lines of its partition" : "");
