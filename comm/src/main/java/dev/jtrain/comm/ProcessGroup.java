@@ -96,7 +96,7 @@ public final class ProcessGroup implements AutoCloseable {
     private void useChunk(CostModel m) {
         long chunk = options.chunkBytes() > 0 ? options.chunkBytes() : m.chunkBytes();
         engine.chunkBytes(chunk);
-        if (chunk != m.chunkBytes()) costModel = new CostModel(m.alphaSeconds(), m.betaSecondsPerByte(), m.gammaSecondsPerByte(), chunk);
+        if (chunk != m.chunkBytes()) costModel = withChunk(m, chunk);
     }
 
     private static CostModel withChunk(CostModel m, long chunk) {

@@ -14,7 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -44,7 +46,7 @@ final class BarrierTrainTask implements Serializable {
         List<String> hosts = new ArrayList<>();
         for (BarrierTaskInfo info : infos) hosts.add(RankEnv.hostOf(info.address()));
         String[] ports = ctx.allGather(rank == 0 ? Integer.toString(freePort(hosts.get(0))) : "");
-        Map<String, String> env = new java.util.LinkedHashMap<>(RankEnv.of(rank, hosts, Integer.parseInt(ports[0])));
+        Map<String, String> env = new LinkedHashMap<>(RankEnv.of(rank, hosts, Integer.parseInt(ports[0])));
         env.putAll(options.env());
         env.put("JTRAIN_JOB_TOKEN", options.token());
 
@@ -98,7 +100,7 @@ final class BarrierTrainTask implements Serializable {
 
     private static void deleteQuietly(Path dir) {
         try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // scratch in the executor's temp directory; Spark's own cleanup or the OS removes leftovers
         }

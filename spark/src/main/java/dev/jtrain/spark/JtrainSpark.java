@@ -9,6 +9,7 @@ import scala.reflect.ClassTag;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -52,7 +53,7 @@ public final class JtrainSpark {
 
     /** A function over one partition that may throw, serializable with its captures. */
     interface PartitionFunction<T, R> extends Serializable {
-        java.util.Iterator<R> apply(java.util.Iterator<T> partition) throws Exception;
+        Iterator<R> apply(Iterator<T> partition) throws Exception;
     }
 
     /** {@code rdd.barrier().mapPartitions(fn)}: the Java API has no {@code barrier()}, so this goes through Scala's. */

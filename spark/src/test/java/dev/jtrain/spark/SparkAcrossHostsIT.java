@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -59,7 +60,7 @@ class SparkAcrossHostsIT {
         reference.addAll(JtrainSparkIT.CHILD_JVM);
         reference.addAll(List.of("-jar", JtrainSparkIT.jar().toString()));
         reference.addAll(JtrainSparkIT.trainArgs(dir.resolve("processes"), "--data", corpus.toString(), "--nproc", "4"));
-        Map<String, String> env = new java.util.HashMap<>(JtrainSparkIT.ENV);
+        Map<String, String> env = new HashMap<>(JtrainSparkIT.ENV);
         env.put("JTRAIN_JOB_TOKEN", "reference");
         Result one = run(reference, env, 300);
         assertThat(one.status).as(one.output).isZero();

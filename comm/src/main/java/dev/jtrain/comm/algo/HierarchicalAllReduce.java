@@ -46,7 +46,8 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         double hostBlock = (double) n / local, railBlock = hostBlock / hosts;
         double gamma = f.flat().gammaSecondsPerByte();
         double within = 2.0 * (local - 1) * f.intraHost().message(hostBlock) + (local - 1) * hostBlock * gamma;
-        double between = 2.0 * (hosts - 1) * f.exchangeSeconds(r -> railNext(t, r), railBlock) + (hosts - 1) * railBlock * gamma;
+        int[] next = railSuccessors(t, local);
+        double between = 2.0 * (hosts - 1) * f.exchangeSeconds(r -> next[r], railBlock) + (hosts - 1) * railBlock * gamma;
         return within + between;
     }
 
@@ -85,8 +86,13 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         return rail;
     }
 
-    private static int railNext(HostTopology t, int r) {
-        int[] rail = rail(t, t.localIndex(r));
-        return rail[(t.hostOf(r) + 1) % rail.length];
+    /** For every rank, its right neighbour on its rail's ring (the same rank on the next host). */
+    private static int[] railSuccessors(HostTopology t, int local) {
+        int[] next = new int[t.size()];
+        for (int i = 0; i < local; i++) {
+            int[] rail = rail(t, i);
+            for (int h = 0; h < rail.length; h++) next[rail[h]] = rail[(h + 1) % rail.length];
+        }
+        return next;
     }
 }

@@ -35,8 +35,8 @@ public final class RingAllReduce implements AllReduceAlgorithm {
     public double predictSeconds(Fabric f, int p, long n) {
         if (!f.spansHosts() || p == 1) return predictSeconds(f.flat(), p, n);
         double block = (double) n / p;
-        return 2.0 * (p - 1) * f.exchangeSeconds(r -> (r + 1) % p, block)
-                + (p - 1) * block * f.flat().gammaSecondsPerByte();
+        double step = f.exchangeSeconds(r -> (r + 1) % p, block); // every step pairs the same neighbours
+        return 2.0 * (p - 1) * step + (p - 1) * block * f.flat().gammaSecondsPerByte();
     }
 
     @Override

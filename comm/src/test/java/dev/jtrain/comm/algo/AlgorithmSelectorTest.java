@@ -1,11 +1,14 @@
 package dev.jtrain.comm.algo;
 
+import dev.jtrain.comm.topology.HostTopology;
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.offset;
 
 class AlgorithmSelectorTest {
     static final CostModel SHM = new CostModel(5e-6, 1.0 / 5e9, 1.0 / 10e9, 512 * 1024);
@@ -56,8 +59,8 @@ class AlgorithmSelectorTest {
     static final CostModel TCP_2G = new CostModel(50e-6, 8.0 / 2e9, 1.0 / 10e9, 512 * 1024);
 
     static Fabric hosts(int... hostOfRank) {
-        String[] names = java.util.Arrays.stream(hostOfRank).mapToObj(h -> "h" + h).toArray(String[]::new);
-        return new Fabric(dev.jtrain.comm.topology.HostTopology.of(names, names), SHM, TCP_2G);
+        String[] names = Arrays.stream(hostOfRank).mapToObj(h -> "h" + h).toArray(String[]::new);
+        return new Fabric(HostTopology.of(names, names), SHM, TCP_2G);
     }
 
     @Test
@@ -83,8 +86,8 @@ class AlgorithmSelectorTest {
         Fabric f = hosts(0, 0, 1, 1);
         double bytes = 1 << 20, one = TCP_2G.message(bytes);
         assertThat(f.exchangeSeconds(r -> r ^ 2, bytes)).isCloseTo(2 * bytes * TCP_2G.betaSecondsPerByte() + 2 * TCP_2G.alphaSeconds(),
-                org.assertj.core.data.Offset.offset(1e-9)); // both ranks of a host cross at once
-        assertThat(f.exchangeSeconds(r -> (r + 1) % 4, bytes)).isCloseTo(one, org.assertj.core.data.Offset.offset(1e-9));
-        assertThat(f.exchangeSeconds(r -> r ^ 1, bytes)).isCloseTo(SHM.message(bytes), org.assertj.core.data.Offset.offset(1e-9));
+                offset(1e-9)); // both ranks of a host cross at once
+        assertThat(f.exchangeSeconds(r -> (r + 1) % 4, bytes)).isCloseTo(one, offset(1e-9));
+        assertThat(f.exchangeSeconds(r -> r ^ 1, bytes)).isCloseTo(SHM.message(bytes), offset(1e-9));
     }
 }
