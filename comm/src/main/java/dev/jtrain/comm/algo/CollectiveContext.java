@@ -16,7 +16,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Zero-byte transfers are skipped on both sides: algorithms compute message sizes identically on sender and
  * receiver, so a skipped send always meets a skipped receive.
  *
- * <p>Threading: one context per call, used by the group's communication thread only.
+ * <p>Threading: one context per call, used by the thread running the call; helper threads of the same call use
+ * contexts of their own ({@link #lane}).
  */
 public final class CollectiveContext {
     private final Transport transport;
@@ -28,6 +29,7 @@ public final class CollectiveContext {
     private final ScratchPool staging;
     private final Combiner combiner;
     private final HostTopology topology;
+    private final int lane;
     private volatile int lastPeer = -1;
 
     /**
@@ -53,6 +55,11 @@ public final class CollectiveContext {
     /** @param topology which of the group's ranks share a host; null means all of them (one host) */
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
                              ScratchPool staging, HostTopology topology) {
+        this(transport, tagBase, dtype, op, scratch, chunkBytes, staging, topology, 0);
+    }
+
+    private CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
+                              ScratchPool staging, HostTopology topology, int lane) {
         if (chunkBytes < 64) throw new IllegalArgumentException("chunkBytes must be >= 64: chunkBytes=" + chunkBytes);
         this.transport = transport;
         this.tagBase = tagBase;
@@ -61,6 +68,7 @@ public final class CollectiveContext {
         this.scratch = scratch;
         this.chunkBytes = chunkBytes;
         this.staging = staging;
+        this.lane = lane;
         this.topology = topology != null ? topology : HostTopology.singleHost(transport.size(), "localhost");
         if (this.topology.size() != transport.size()) {
             throw new IllegalArgumentException("topology has " + this.topology.size() + " ranks, the transport " + transport.size());
@@ -92,6 +100,20 @@ public final class CollectiveContext {
 
     private MemorySegment inbound(int peer, MemorySegment dst) {
         return needsStaging(transport, peer, dst) ? staging.get(1, dst.byteSize()) : dst;
+    }
+
+    /** Lanes per call: the calling thread's (0) and up to 3 helper threads', one collective channel each. */
+    public static final int LANES = 4;
+
+    /**
+     * A context for helper thread {@code k} (1..3) of the same call: same transport, element type, operator and
+     * topology, scratch and staging of its own, and its own tag (collective channel k), so that two lanes may even
+     * talk to the same peer at once. Transports allow concurrent calls for different (peer, tag) pairs; an algorithm
+     * uses lanes to keep several exchanges in flight (see {@link HierarchicalAllReduce}). A lane uses channel 0 only.
+     */
+    public CollectiveContext lane(int k) {
+        if (lane != 0 || k < 1 || k >= LANES) throw new IllegalArgumentException("lane must be 1.." + (LANES - 1) + " of a caller's context: lane=" + k);
+        return new CollectiveContext(transport, tagBase, dtype, op, scratch.lane(k), chunkBytes, staging.lane(k), topology, k);
     }
 
     public int rank() { return transport.rank(); }
@@ -212,7 +234,8 @@ public final class CollectiveContext {
 
     private int tag(int channel) {
         if (channel < 0 || channel > 3) throw new IllegalArgumentException("channel must be 0..3: channel=" + channel);
-        return tagBase + channel;
+        if (lane != 0 && channel != 0) throw new IllegalArgumentException("lane " + lane + " has channel 0 only: channel=" + channel);
+        return tagBase + channel + lane;
     }
 
     /** Start of block {@code i} when {@code count} elements are cut into {@code p} near-equal blocks. */

@@ -3,6 +3,8 @@ package dev.jtrain.comm.algo;
 import dev.jtrain.comm.topology.HostTopology;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 import static dev.jtrain.comm.algo.CollectiveContext.blockLength;
 import static dev.jtrain.comm.algo.CollectiveContext.blockStart;
@@ -26,7 +28,8 @@ import static dev.jtrain.comm.algo.CollectiveContext.blockStart;
  * Every element is reduced once along one path and then copied, so all ranks end with identical bits.
  *
  * <p>Cost: {@code 2(L-1)·[α_i + (n/L)β_i] + ((L-1)/L)nγ} within hosts plus {@code 2(H-1)·[α_o + (n/(LH))·L·β_o]
- * + ((H-1)/(LH))nγ} between them, the L rails sharing each host link.
+ * + ((H-1)/(LH))nγ} between them, the L rails sharing each host link. Cut into s segments and pipelined (below),
+ * the two overlap: {@code max(within, between) + within/s}.
  */
 public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     public static final HierarchicalAllReduce INSTANCE = new HierarchicalAllReduce();
@@ -48,7 +51,8 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         double within = 2.0 * (local - 1) * f.intraHost().message(hostBlock) + (local - 1) * hostBlock * gamma;
         int[] next = railSuccessors(t, local);
         double between = 2.0 * (hosts - 1) * f.exchangeSeconds(r -> next[r], railBlock) + (hosts - 1) * railBlock * gamma;
-        return within + between;
+        int segments = segments(n);
+        return segments == 1 ? within + between : Math.max(within, between) + within / segments;
     }
 
     @Override
@@ -60,15 +64,126 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
             return;
         }
         if (count == 0) return;
-        int me = c.rank(), host = t.hostOf(me), i = t.localIndex(me);
-        int[] hostRing = t.ranksOn(host);
-        RingPhases.reduceScatter(c, hostRing, i, buf, 0, count);
-        int block = RingPhases.ownedBlock(i, local);
-        long start = blockStart(count, local, block), len = blockLength(count, local, block);
-        int[] rail = rail(t, i);
-        RingPhases.reduceScatter(c, rail, host, buf, start, len);
-        RingPhases.allGather(c, rail, host, buf, start, len);
-        RingPhases.allGather(c, hostRing, i, buf, 0, count);
+        int segments = segments(count * c.elemSize());
+        if (segments == 1 || !buf.isAccessibleBy(ANY_OTHER_THREAD)) {
+            Plan plan = Plan.of(c, t, local, buf, count, 1);
+            plan.reduceScatterWithinHost(c, 0);
+            plan.allReduceAlongRail(c, 0);
+            plan.allGatherWithinHost(c, 0);
+        } else {
+            pipelined(c, Plan.of(c, t, local, buf, count, segments));
+        }
+    }
+
+    /**
+     * The buffer is cut into segments. This thread reduce-scatters every segment within the host, then all-gathers each
+     * one as soon as its rail all-reduce is done. The rail all-reduces run on {@link #RAIL_LANES} helper threads, each
+     * on its own tag, segment k on lane {@code k mod RAIL_LANES}: while one lane waits for its exchange to complete,
+     * the other's message is already on the wire, so the host link does not idle for a round trip between segments.
+     * All orders are fixed and the same on every rank, and each lane talks to its own (peer, tag) pairs, so no thread
+     * waits on another's messages: the intra-host rings hide behind the slower host link except for the first
+     * reduce-scatter and the last all-gather, {@code 1/segments} of the intra-host time.
+     */
+    private static void pipelined(CollectiveContext c, Plan plan) {
+        int segments = plan.segments;
+        CompletableFuture<?>[] scattered = new CompletableFuture<?>[segments], railed = new CompletableFuture<?>[segments];
+        for (int k = 0; k < segments; k++) {
+            scattered[k] = new CompletableFuture<>();
+            railed[k] = new CompletableFuture<>();
+        }
+        Thread[] rails = new Thread[RAIL_LANES];
+        for (int j = 0; j < RAIL_LANES; j++) {
+            int first = j;
+            CollectiveContext lane = c.lane(j + 1);
+            rails[j] = Thread.ofVirtual().name("jtrain-rail" + j + "-r" + c.rank()).start(() -> {
+                int k = first;
+                try {
+                    for (; k < segments; k += RAIL_LANES) {
+                        await(scattered[k]);
+                        plan.allReduceAlongRail(lane, k);
+                        railed[k].complete(null);
+                    }
+                } catch (Throwable e) {
+                    for (; k < segments; k += RAIL_LANES) railed[k].completeExceptionally(e);
+                }
+            });
+        }
+        int k = 0;
+        try {
+            for (; k < segments; k++) {
+                plan.reduceScatterWithinHost(c, k);
+                scattered[k].complete(null);
+            }
+            for (int g = 0; g < segments; g++) {
+                await(railed[g]);
+                plan.allGatherWithinHost(c, g);
+            }
+        } catch (Throwable e) {
+            for (; k < segments; k++) scattered[k].completeExceptionally(e); // lets the rail threads end
+            throw e;
+        }
+        for (Thread t : rails) joinQuietly(t);
+    }
+
+    /** Rail all-reduces in flight at once (helper threads, one tag each). */
+    static final int RAIL_LANES = 2;
+
+    /** Segments of at least {@link #MIN_SEGMENT_BYTES}, at most {@link #MAX_SEGMENTS}. */
+    static int segments(long bytes) { return (int) Math.max(1, Math.min(MAX_SEGMENTS, bytes / MIN_SEGMENT_BYTES)); }
+
+    /**
+     * Fewer, larger segments pay the per-message latency fewer times; more segments expose less of the intra-host
+     * time (1/segments of it). 8 segments of at least 1 MiB keep each rail message in the hundreds of KiB.
+     */
+    static final int MAX_SEGMENTS = 16;
+    static final long MIN_SEGMENT_BYTES = 1 << 20;
+
+    private static final Thread ANY_OTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
+
+    private static void await(CompletableFuture<?> f) {
+        try {
+            f.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            if (e.getCause() instanceof Error r) throw r;
+            throw e;
+        }
+    }
+
+    private static void joinQuietly(Thread t) {
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Where each segment, this rank's block of it and this rank's rings lie. */
+    private record Plan(int segments, long count, MemorySegment buf, int[] hostRing, int localIndex, int[] railRing, int host,
+                        int ownedBlock, int local) {
+        static Plan of(CollectiveContext c, HostTopology t, int local, MemorySegment buf, long count, int segments) {
+            int me = c.rank(), i = t.localIndex(me), host = t.hostOf(me);
+            return new Plan(segments, count, buf, t.ranksOn(host), i, rail(t, i), host, RingPhases.ownedBlock(i, local), local);
+        }
+
+        long segStart(int k) { return blockStart(count, segments, k); }
+
+        long segLength(int k) { return blockLength(count, segments, k); }
+
+        void reduceScatterWithinHost(CollectiveContext c, int k) {
+            RingPhases.reduceScatter(c, hostRing, localIndex, buf, segStart(k), segLength(k));
+        }
+
+        void allReduceAlongRail(CollectiveContext c, int k) {
+            long len = segLength(k);
+            long start = segStart(k) + blockStart(len, local, ownedBlock), blockLen = blockLength(len, local, ownedBlock);
+            RingPhases.reduceScatter(c, railRing, host, buf, start, blockLen);
+            RingPhases.allGather(c, railRing, host, buf, start, blockLen);
+        }
+
+        void allGatherWithinHost(CollectiveContext c, int k) {
+            RingPhases.allGather(c, hostRing, localIndex, buf, segStart(k), segLength(k));
+        }
     }
 
     /** Ranks per host when every host has the same number and there is more than one host, else 0. */

@@ -28,19 +28,35 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class HierarchicalAllReduceTest {
     static final int COUNT = 10_007; // not divisible by any block count, so uneven blocks are exercised
+    /** MAX_SEGMENTS MiB of int32, uneven: cut into the most segments, so the intra-host rings and the rails run pipelined. */
+    static final int PIPELINED_COUNT = HierarchicalAllReduce.MAX_SEGMENTS * (1 << 18) + 7;
+    static final int[][] LAYOUTS = {
+        {0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 2, 2}, {0, 1, 0, 1}, {0, 1, 2, 0, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3}};
 
     @Test
     @Timeout(60)
     void sumsExactlyOnEveryLayoutWithEqualRanksPerHost() throws Exception {
-        int[][] layouts = {
-            {0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 2, 2}, {0, 1, 0, 1}, {0, 1, 2, 0, 1, 2}, {0, 0, 1, 1, 2, 2, 3, 3}};
-        for (int[] layout : layouts) run(HierarchicalAllReduce.INSTANCE, layout, COUNT); // run() checks every rank's sums
+        for (int[] layout : LAYOUTS) run(HierarchicalAllReduce.INSTANCE, layout, COUNT); // run() checks every rank's sums
+    }
+
+    @Test
+    @Timeout(120)
+    void pipelinedSegmentsSumExactlyOnEveryLayout() throws Exception {
+        assertThat(HierarchicalAllReduce.segments(4L * PIPELINED_COUNT)).isEqualTo(HierarchicalAllReduce.MAX_SEGMENTS);
+        for (int[] layout : LAYOUTS) run(HierarchicalAllReduce.INSTANCE, layout, PIPELINED_COUNT, true);
+    }
+
+    @Test
+    @Timeout(60)
+    void aBufferOnlyTheCallerMayTouchRunsUnpipelined() throws Exception {
+        run(HierarchicalAllReduce.INSTANCE, new int[] {0, 0, 1, 1}, PIPELINED_COUNT, false); // a second thread would throw
     }
 
     @Test
     @Timeout(60)
     void eachHostLinkCarriesTheBoundNotTheFlatRingVolume() throws Exception {
-        int count = 6 << 14; // 384 KiB of int32, divisible by every block count here, so the byte counts are exact
+        // 1.5 MiB of int32 per segment, the most segments, each divisible by every block count here: exact byte counts
+        int count = HierarchicalAllReduce.MAX_SEGMENTS * 6 * (1 << 16);
         long n = 4L * count;
         for (int[] layout : new int[][] {{0, 0, 1, 1}, {0, 0, 0, 1, 1, 1}, {0, 0, 1, 1, 2, 2}}) {
             int hosts = Arrays.stream(layout).max().orElseThrow() + 1, p = layout.length;
@@ -62,6 +78,11 @@ class HierarchicalAllReduceTest {
 
     /** Runs {@code algo} as int32 SUM on {@code layout}, checks every rank's result, returns bytes sent off-host per host. */
     static long[] run(AllReduceAlgorithm algo, int[] layout, int count) throws Exception {
+        return run(algo, layout, count, true);
+    }
+
+    /** @param shared buffers any thread may touch (else confined to the rank's thread) */
+    static long[] run(AllReduceAlgorithm algo, int[] layout, int count, boolean shared) throws Exception {
         int p = layout.length;
         int hosts = Arrays.stream(layout).max().orElseThrow() + 1;
         String[] names = IntStream.range(0, p).mapToObj(r -> "host" + layout[r]).toArray(String[]::new);
@@ -73,7 +94,7 @@ class HierarchicalAllReduceTest {
         for (int r = 0; r < p; r++) {
             int rank = r;
             threads.add(Thread.ofPlatform().start(() -> {
-                try (Arena arena = Arena.ofConfined()) {
+                try (Arena arena = shared ? Arena.ofShared() : Arena.ofConfined()) {
                     Transport counting = new OffHostCounter(t[rank], topology, offHost);
                     CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096,
                             new ScratchPool(), topology);
