@@ -79,8 +79,8 @@ final class TrainCommand implements Callable<Integer> {
     Integer nproc;
     @Option(names = "--zero", defaultValue = "0", description = "0 = DDP, 1 = ZeRO-1 (sharded optimizer state), 2 = ZeRO-2 (also sharded gradients).")
     int zero;
-    @Option(names = "--bucket-mb", defaultValue = "25", description = "Gradient bucket size in MiB (default: ${DEFAULT-VALUE}; the first bucket is 1 MiB).")
-    double bucketMb;
+    @Option(names = "--bucket-mb", defaultValue = "auto", description = "Gradient bucket size in MiB, or auto: what the slowest link moves in about 10 ms, 1 to 25 MiB (25 on one host, ~2.3 at 2 Gbit/s). The first bucket is 1 MiB. Default: ${DEFAULT-VALUE}.")
+    String bucketMb;
     @Option(names = "--grad-wire", defaultValue = "fp32", description = "Element type of gradient traffic: fp32, or bf16 for half the bytes on slow networks (~3 significant digits; weights and optimizer stay fp32). Default: ${DEFAULT-VALUE}.")
     String gradWire;
     @Option(names = "--no-overlap", description = "Launch gradient collectives only after backward (for comparison).")
@@ -168,6 +168,10 @@ final class TrainCommand implements Callable<Integer> {
                         + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""), peak / 1e9);
         if (pg != null) {
             console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
+            long bucket = bucketBytes();
+            console.printf("gradient buckets: %.1f MiB%s%n", dev.jtrain.dist.DataParallelOptions.defaults().withBuckets(1L << 20,
+                    bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == dev.jtrain.dist.DataParallelOptions.AUTO_BUCKET
+                    ? " (auto: about 10 ms on the slowest link, " + pg.costModel() + ")" : "");
         }
 
         Path dir = out != null ? out : Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
@@ -178,7 +182,7 @@ final class TrainCommand implements Callable<Integer> {
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
         dev.jtrain.dist.DataParallelOptions dpo = dev.jtrain.dist.DataParallelOptions.defaults()
                 .withZeroStage(zero).withOverlap(!noOverlap).withWeightDecay(tc.weightDecay())
-                .withBuckets(1L << 20, (long) (bucketMb * (1 << 20)))
+                .withBuckets(1L << 20, bucketBytes())
                 .withGradWire(switch (gradWire.toLowerCase(java.util.Locale.ROOT)) {
                     case "fp32" -> dev.jtrain.dist.GradWire.FP32;
                     case "bf16" -> dev.jtrain.dist.GradWire.BF16;
@@ -266,6 +270,19 @@ final class TrainCommand implements Callable<Integer> {
         }
         System.out.println("run directory: " + dir.toAbsolutePath() + " (metrics.jsonl, loss.png, model.safetensors, sample.txt)");
         return 0;
+    }
+
+    /** --bucket-mb: "auto" or a size in MiB. */
+    private long bucketBytes() {
+        if (bucketMb.equalsIgnoreCase("auto")) return dev.jtrain.dist.DataParallelOptions.AUTO_BUCKET;
+        double mb;
+        try {
+            mb = Double.parseDouble(bucketMb);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--bucket-mb must be auto or a size in MiB, got " + bucketMb);
+        }
+        if (!(mb > 0)) throw new IllegalArgumentException("--bucket-mb must be positive, got " + bucketMb);
+        return Math.max(64, (long) (mb * (1 << 20)));
     }
 
     private void applyOverrides(TrainSettings s) {

@@ -1,5 +1,6 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.comm.algo.CostModel;
 import dev.jtrain.nn.FlatParameters;
 
 import java.util.ArrayList;
@@ -46,6 +47,21 @@ public final class BucketPlan {
             end = start - 1;
         }
     }
+
+    /**
+     * A bucket cap from the group's slowest link: the bytes whose all-reduce takes about {@link #TAIL_SECONDS}, within
+     * [1 MiB, 25 MiB]. The last bucket's collective starts only when backward ends, so its time is exposed; the cap
+     * bounds that tail. Smaller buckets pay α more often, but at 1 MiB even a TCP α of ~100 µs is a few percent. On
+     * shared memory (β ≈ 0.2 ns/B) this gives PyTorch's 25 MiB; on a 2 Gbit/s link (β ≈ 4 ns/B), about 2.4 MB.
+     */
+    public static long autoBucketBytes(CostModel slowestLink) {
+        if (slowestLink == null || slowestLink.betaSecondsPerByte() <= 0) return MAX_AUTO_BUCKET;
+        double bytes = TAIL_SECONDS / slowestLink.betaSecondsPerByte();
+        return (long) Math.max(MIN_AUTO_BUCKET, Math.min(MAX_AUTO_BUCKET, bytes));
+    }
+
+    static final double TAIL_SECONDS = 0.010;
+    static final long MIN_AUTO_BUCKET = 1L << 20, MAX_AUTO_BUCKET = 25L << 20;
 
     public List<Bucket> buckets() {
         return buckets;

@@ -1,7 +1,10 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.comm.ProcessGroup;
+
 /**
- * @param bucketBytes      cap of every bucket after the first (PyTorch's default 25 MiB)
+ * @param bucketBytes      cap of every bucket after the first, or {@link #AUTO_BUCKET} to size it from the group's
+ *                         slowest link ({@link BucketPlan#autoBucketBytes}); PyTorch's fixed default is 25 MiB
  * @param firstBucketBytes cap of the first bucket, small so that communication starts early (PyTorch: 1 MiB)
  * @param zeroStage        0 = DDP (replicated optimizer), 1 = sharded optimizer state, 2 = also sharded gradients
  * @param overlap          launch collectives from backward hooks (true) or only after backward (false, for comparison)
@@ -10,15 +13,23 @@ package dev.jtrain.dist;
  */
 public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int zeroStage, boolean overlap,
                                   float beta1, float beta2, float eps, float weightDecay, GradWire gradWire) {
+    /** {@code bucketBytes} to be chosen from the process group's measured link speed. */
+    public static final long AUTO_BUCKET = 0;
+
     public DataParallelOptions {
         if (zeroStage < 0 || zeroStage > 2) throw new IllegalArgumentException("zeroStage must be 0, 1 or 2: " + zeroStage);
-        if (bucketBytes < 64 || firstBucketBytes < 64)
+        if ((bucketBytes < 64 && bucketBytes != AUTO_BUCKET) || firstBucketBytes < 64)
             throw new IllegalArgumentException("bucket sizes must be >= 64 bytes: bucketBytes=" + bucketBytes + ", firstBucketBytes=" + firstBucketBytes);
         if (gradWire == null) gradWire = GradWire.FP32;
     }
 
     public static DataParallelOptions defaults() {
-        return new DataParallelOptions(25L << 20, 1L << 20, 0, true, 0.9f, 0.95f, 1e-8f, 0.1f, GradWire.FP32);
+        return new DataParallelOptions(AUTO_BUCKET, 1L << 20, 0, true, 0.9f, 0.95f, 1e-8f, 0.1f, GradWire.FP32);
+    }
+
+    /** The bucket cap to use on {@code pg}: the configured one, or {@link BucketPlan#autoBucketBytes} of its links. */
+    public long bucketBytesFor(ProcessGroup pg) {
+        return bucketBytes != AUTO_BUCKET ? bucketBytes : BucketPlan.autoBucketBytes(pg.costModel());
     }
 
     public DataParallelOptions withZeroStage(int stage) {

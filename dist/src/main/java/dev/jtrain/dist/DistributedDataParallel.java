@@ -41,7 +41,7 @@ public final class DistributedDataParallel implements DataParallel {
         this.options = options;
         this.trace = trace == null ? CommTrace.NONE : trace;
         ParameterSync.verifyAndBroadcast(params, pg);
-        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytes());
+        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
         this.adam = new AdamW(params, new AdamW.Options(options.beta1(), options.beta2(), options.eps(), options.weightDecay()));
         int nb = plan.buckets().size();
         pending = new int[nb];

@@ -73,7 +73,7 @@ public final class ZeroOptimizer implements DataParallel {
         this.world = pg.size();
         this.rank = pg.rank();
         ParameterSync.verifyAndBroadcast(params, pg);
-        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytes());
+        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
         int nb = plan.buckets().size();
         shardSize = new int[nb];
         stateBase = new int[nb];
