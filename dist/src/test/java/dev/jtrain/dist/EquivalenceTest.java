@@ -23,7 +23,8 @@ class EquivalenceTest {
     static final int VOCAB = 37, DIM = 21;
     static final int GLOBAL_BATCH = 12, T = 8, STEPS = 4, ACCUM = 2;
 
-    record Result(float[] losses, float[] params) {}
+    /** @param gradNorms the global gradient norm before clipping, per step: catches a uniformly mis-scaled gradient */
+    record Result(float[] losses, float[] gradNorms, float[] params) {}
 
     static int[][] batch(int step, int micro) {
         Rng rng = new Rng(1000L * step + micro);
@@ -36,7 +37,7 @@ class EquivalenceTest {
     }
 
     static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model) {
-        float[] losses = new float[STEPS];
+        float[] losses = new float[STEPS], norms = new float[STEPS];
         int rows = GLOBAL_BATCH / world;
         for (int step = 0; step < STEPS; step++) {
             dp.zeroGrad();
@@ -51,14 +52,18 @@ class EquivalenceTest {
                 loss.mul(1f / ACCUM).backward();
             }
             dp.finishGradients();
-            dp.step(1e-2f, 0.5f); // small clip so clipping is active
+            norms[step] = dp.step(1e-2f, 0.5f); // small clip so clipping is active
             losses[step] = dp.average(sum / ACCUM);
         }
-        return new Result(losses, flat.data().clone());
+        return new Result(losses, norms, flat.data().clone());
     }
 
     static Result run(int world, int stage) throws Exception {
-        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048);
+        return run(world, stage, GradWire.FP32);
+    }
+
+    static Result run(int world, int stage, GradWire wire) throws Exception {
+        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withGradWire(wire);
         List<Result> rs = LocalRanks.run(world, (rank, pg) -> {
             TinyLm model = new TinyLm(VOCAB, DIM, 42 + rank); // different init per rank: DDP/ZeRO must broadcast rank 0's
             FlatParameters flat = FlatParameters.of(model);
@@ -77,10 +82,35 @@ class EquivalenceTest {
         FlatParameters flat = FlatParameters.of(model);
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
         Result multi = run(world, stage);
-        for (int s = 0; s < STEPS; s++) assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
+        for (int s = 0; s < STEPS; s++) {
+            assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
+            assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
+        }
         for (int i = 0; i < single.params().length; i++)
             assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
         assertThat(multi.losses()[STEPS - 1]).isLessThan(multi.losses()[0]);
+    }
+
+    /**
+     * {@code --grad-wire bf16}: gradients travel (and are summed hop by hop) as bf16, so they carry bf16's relative
+     * error of 2^-9 per rounding, a few roundings deep: the gradient norm stays within 1% of one fp32 rank's, losses
+     * within 1e-3, every rank holds the same parameters bit for bit, and the result is not the fp32 one (the option
+     * really changes the wire).
+     */
+    @ParameterizedTest(name = "world {0}, ZeRO stage {1}")
+    @CsvSource({"2,0", "3,0", "3,2"})
+    @Timeout(180)
+    void bf16GradientsOnTheWireTrainLikeOneRankWithinBf16Error(int world, int stage) throws Exception {
+        TinyLm model = new TinyLm(VOCAB, DIM, 42);
+        FlatParameters flat = FlatParameters.of(model);
+        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
+        Result bf16 = run(world, stage, GradWire.BF16); // run() checks that every rank ends with the same bits
+        for (int s = 0; s < STEPS; s++) {
+            assertThat(bf16.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(0.01f * single.gradNorms()[s]));
+            assertThat(bf16.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-3f));
+        }
+        assertThat(bf16.params()).isNotEqualTo(run(world, stage, GradWire.FP32).params());
+        assertThat(bf16.losses()[STEPS - 1]).isLessThan(bf16.losses()[0]);
     }
 
     /**

@@ -123,6 +123,26 @@ class SlurmIT {
         assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
     }
 
+    /**
+     * Plain {@code mpirun --host jt-node1:2,jt-node2:2} with no Slurm: Open MPI's rsh launcher starts its daemon on
+     * host 2 (through {@code test/hosts/rsh-agent.sh}, in place of ssh), and since MPI does not say where rank 0 runs,
+     * {@code -x MASTER_ADDR} names its host.
+     */
+    @Test
+    void plainMpirunWithAHostListTrainsLikeOneHostWithFourRanks(@TempDir Path dir) throws Exception {
+        List<String> c = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--bind-to", "none",
+                "--mca", "plm_rsh_agent", EmulatedHosts.REPO.resolve("test/hosts/rsh-agent.sh").toString(),
+                "--mca", "btl_tcp_if_include", "eth0", "--mca", "oob_tcp_if_include", "eth0",
+                "--host", "jt-node1:2,jt-node2:2", "-np", "4", "-x", "MASTER_ADDR=jt-node1",
+                "-x", "JTRAIN_JOB_TOKEN", "-x", "JTRAIN_ALGO", "-x", "JTRAIN_TIMEOUT_MS"));
+        c.addAll(JtrainJar.command(trainArgs(corpus, dir.resolve("mpi")).toArray(String[]::new)));
+        var mpi = onHost1(c, dir.resolve("mpi.log"));
+        assertThat(mpi.status()).as(mpi.output()).isZero();
+        assertThat(mpi.output()).contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
+        assertThat(TrainRuns.losses(dir.resolve("mpi"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
+        assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
+    }
+
     /** A job's tasks on host 2 die mid-step: {@code --kill-on-bad-exit} ends the whole step at once, non-zero. */
     @Test
     void killOnBadExitCancelsTheRestWhenOneHostsTasksDie(@TempDir Path dir) throws Exception {
