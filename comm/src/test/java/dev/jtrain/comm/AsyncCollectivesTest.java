@@ -124,25 +124,43 @@ class AsyncCollectivesTest {
         });
     }
 
+    /**
+     * A callback that runs on the communication thread and blocks on later work there would wait for itself: it is
+     * refused at once. Rank 1 joins the first all-reduce only after rank 0 has attached the callback, so the callback
+     * surely runs on rank 0's communication thread (not inline on the caller, as it would for an already done future).
+     */
     @Test
     @Timeout(30)
     void waitingOnTheCommunicationThreadIsRefused() throws Exception {
-        LocalRanks.run(1, LocalRanks.options(), 5_000, g -> {
+        java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options(), 5_000, g -> {
             float[] a = new float[4];
+            if (g.rank() == 1) {
+                assertThat(attached.await(10, TimeUnit.SECONDS)).isTrue();
+                g.allReduce(a, 0, 4, ReduceOp.SUM);
+                g.barrier(); // matches rank 0's barrier, issued from its callback
+                return;
+            }
             Work first = g.allReduceAsync(a, 0, 4, ReduceOp.SUM);
             java.util.concurrent.CompletableFuture<Throwable> seen = new java.util.concurrent.CompletableFuture<>();
-            // a callback that completes on the comm thread and tries to block on later work there
+            java.util.concurrent.atomic.AtomicReference<Work> second = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicReference<String> callbackThread = new java.util.concurrent.atomic.AtomicReference<>();
             first.future().thenRun(() -> {
-                Work second = g.barrierAsync();
+                callbackThread.set(Thread.currentThread().getName());
+                second.set(g.barrierAsync());
                 try {
-                    second.waitFor();
+                    second.get().waitFor();
                     seen.complete(null);
                 } catch (Throwable t) {
                     seen.complete(t);
                 }
             });
+            attached.countDown();
             Throwable t = seen.get(10, TimeUnit.SECONDS);
-            if (t != null) assertThat(t).isInstanceOf(IllegalStateException.class).hasMessageContaining("deadlock");
+            assertThat(callbackThread.get()).startsWith("jtrain-comm-");
+            assertThat(t).as("waitFor on the communication thread").isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("deadlock");
+            second.get().waitFor(); // from this thread it is fine, and the barrier completes
         });
     }
 }

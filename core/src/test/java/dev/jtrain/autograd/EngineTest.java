@@ -30,7 +30,12 @@ class EngineTest {
         Tensor x = Tensor.randn(rng, 1f, 2, 4);
         F.linear(F.linear(x, w, null), w, null).sum().backward();
         assertThat(fired).containsExactly("w");
-        assertThat(w.grad()).isNotNull();
+        // The same graph with the two uses as separate leaves: w's gradient must be the sum of theirs.
+        Tensor w1 = Tensor.of(w.toArray(), 4, 4).requiresGrad(true), w2 = Tensor.of(w.toArray(), 4, 4).requiresGrad(true);
+        F.linear(F.linear(x, w1, null), w2, null).sum().backward();
+        float[] g1 = w1.grad().toArray(), g2 = w2.grad().toArray(), g = w.grad().toArray();
+        assertThat(g1).isNotEqualTo(g2); // the two uses contribute different gradients, so a dropped one shows
+        for (int i = 0; i < g.length; i++) assertThat(g[i]).as("dL/dw[%d]", i).isCloseTo(g1[i] + g2[i], within(1e-5f));
     }
 
     @Test

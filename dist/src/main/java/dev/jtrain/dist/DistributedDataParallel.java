@@ -123,10 +123,7 @@ public final class DistributedDataParallel implements DataParallel {
     @Override public long lastStepCommNanos() { return lastStepComm; }
 
     @Override
-    public MemoryReport memory() {
-        long p = params.parameterCount();
-        return new MemoryReport(p, 4 * p, 4 * p, 8 * p, 0);
-    }
+    public MemoryReport memory() { return MemoryReport.replicated(params, adam); }
 
     @Override public int stepCount() { return adam.stepCount(); }
 

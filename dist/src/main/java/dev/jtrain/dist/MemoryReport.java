@@ -1,11 +1,20 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.AdamW;
+
 /**
  * Per-rank bytes of training state, to compare with the ZeRO paper's fp32 accounting (Rajbhandari et al. 2020,
  * per parameter: weights 4 B, gradients 4 B, Adam m and v 8 B): DDP 16 B; stage 1 4 + 4 + 8/N; stage 2 4 + (4 + 8)/N.
  * Transient staging buffers are reported separately (they do not grow with the model).
  */
 public record MemoryReport(long parameters, long parameterBytes, long gradientBytes, long optimizerBytes, long stagingBytes) {
+    /** What a replicated strategy (DDP, one process) holds: the flat weight and gradient buffers and Adam's m and v. */
+    static MemoryReport replicated(FlatParameters params, AdamW adam) {
+        return new MemoryReport(params.parameterCount(), 4L * params.data().length, 4L * params.grad().length,
+                4L * (adam.exp_avg().length + adam.exp_avg_sq().length), 0);
+    }
+
     public long totalBytes() {
         return parameterBytes + gradientBytes + optimizerBytes;
     }

@@ -54,7 +54,7 @@ class TcpStoreStrangerTest {
         }
     }
 
-    /** Writes {@code bytes} on a fresh connection and reports whether the server closed it within 5 s. */
+    /** Writes {@code bytes} on a fresh connection and reports whether the server closed it within 5 s (false: still open). */
     private static boolean sendAndAwaitClose(int port, byte[] bytes) throws Exception {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(5_000);
@@ -63,10 +63,12 @@ class TcpStoreStrangerTest {
             InputStream in = s.getInputStream();
             try {
                 while (in.read() >= 0) { /* drain any error reply until EOF */ }
+            } catch (java.net.SocketTimeoutException stillOpen) {
+                return false;
             } catch (java.net.SocketException reset) {
                 return true; // closed with RST
             }
-            return true;
+            return true; // EOF: closed
         }
     }
 }
