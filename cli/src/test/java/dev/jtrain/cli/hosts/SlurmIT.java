@@ -115,12 +115,7 @@ class SlurmIT {
     void mpirunInsideASlurmAllocationTrainsLikeOneHostWithFourRanks(@TempDir Path dir) throws Exception {
         List<String> c = new ArrayList<>(List.of("salloc", "-N2", "--ntasks-per-node=2", "mpirun", "--allow-run-as-root",
                 "--bind-to", "none", "-x", "JTRAIN_JOB_TOKEN", "-x", "JTRAIN_ALGO", "-x", "JTRAIN_TIMEOUT_MS"));
-        c.addAll(JtrainJar.command(trainArgs(corpus, dir.resolve("mpi")).toArray(String[]::new)));
-        var mpi = onHost1(c, dir.resolve("mpi.log"));
-        assertThat(mpi.status()).as(mpi.output()).isZero();
-        assertThat(mpi.output()).contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
-        assertThat(TrainRuns.losses(dir.resolve("mpi"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
-        assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
+        assertTrainsLikeOneHostWithFourRanks(c, dir);
     }
 
     /**
@@ -135,6 +130,12 @@ class SlurmIT {
                 "--mca", "btl_tcp_if_include", "eth0", "--mca", "oob_tcp_if_include", "eth0",
                 "--host", "jt-node1:2,jt-node2:2", "-np", "4", "-x", "MASTER_ADDR=jt-node1",
                 "-x", "JTRAIN_JOB_TOKEN", "-x", "JTRAIN_ALGO", "-x", "JTRAIN_TIMEOUT_MS"));
+        assertTrainsLikeOneHostWithFourRanks(c, dir);
+    }
+
+    /** Runs {@code mpirunPrefix jtrain train ...} on host 1: 4 ranks on 2 hosts, bit for bit like the one-host run. */
+    private static void assertTrainsLikeOneHostWithFourRanks(List<String> mpirunPrefix, Path dir) throws Exception {
+        List<String> c = new ArrayList<>(mpirunPrefix);
         c.addAll(JtrainJar.command(trainArgs(corpus, dir.resolve("mpi")).toArray(String[]::new)));
         var mpi = onHost1(c, dir.resolve("mpi.log"));
         assertThat(mpi.status()).as(mpi.output()).isZero();
