@@ -20,6 +20,7 @@ import dev.jtrain.comm.algo.ReduceAlgorithm;
 import dev.jtrain.comm.algo.ReduceKernels;
 import dev.jtrain.comm.algo.ReduceScatterAlgorithm;
 import dev.jtrain.comm.algo.ScatterAlgorithm;
+import dev.jtrain.comm.transport.SegmentAccess;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -562,11 +563,8 @@ public final class ProcessGroup implements AutoCloseable {
         return engine.submit(d, describe(d), guard, body);
     }
 
-    /** A thread that is never started: a segment it may access is accessible from any thread (not confined). */
-    private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
-
     private static boolean confinedToCaller(List<MemorySegment> segs) {
-        for (MemorySegment s : segs) if (!s.isAccessibleBy(ANY_OTHER_THREAD)) return true;
+        for (MemorySegment s : segs) if (!SegmentAccess.anyThreadMayAccess(s)) return true;
         return false;
     }
 

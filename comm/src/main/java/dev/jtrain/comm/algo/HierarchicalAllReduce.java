@@ -1,6 +1,7 @@
 package dev.jtrain.comm.algo;
 
 import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.transport.SegmentAccess;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
@@ -65,7 +66,7 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         }
         if (count == 0) return;
         int segments = segments(count * c.elemSize());
-        if (segments == 1 || !buf.isAccessibleBy(ANY_OTHER_THREAD)) {
+        if (segments == 1 || !SegmentAccess.anyThreadMayAccess(buf)) {
             Plan plan = Plan.of(c, t, local, buf, count, 1);
             plan.reduceScatterWithinHost(c, 0);
             plan.allReduceAlongRail(c, 0);
@@ -137,8 +138,6 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
      */
     static final int MAX_SEGMENTS = 16;
     static final long MIN_SEGMENT_BYTES = 1 << 20;
-
-    private static final Thread ANY_OTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
 
     private static void await(CompletableFuture<?> f) {
         try {

@@ -4,6 +4,7 @@ import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.SegmentAccess;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.Arena;
@@ -31,8 +32,6 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class ShmTransport implements Transport {
     /** Bytes moved per step before switching direction, so both directions of sendRecv advance together. */
     private static final long STEP_BYTES = 256 * 1024;
-    /** A thread that can never be the caller: segments it may access are shared (not confined). */
-    private static final Thread PROBE = Thread.ofPlatform().unstarted(() -> { });
 
     private final int rank;
     private final int size;
@@ -178,7 +177,7 @@ public final class ShmTransport implements Transport {
     @Override
     public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
         Combiner.requireWholeElements(acc, combiner);
-        if (!combinesOnArrival(to, from) || !acc.isAccessibleBy(PROBE)) {
+        if (!combinesOnArrival(to, from) || !SegmentAccess.anyThreadMayAccess(acc)) {
             Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner);
             return;
         }
@@ -218,7 +217,7 @@ public final class ShmTransport implements Transport {
         MemorySegment target = null;
         InboundPipe.Recv recv = null;
         if (in != null) {
-            target = dst.isAccessibleBy(PROBE) ? dst : Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
+            target = SegmentAccess.anyThreadMayAccess(dst) ? dst : Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize());
             lockWithin(in.lock, deadline, op, from, tag);
             try {
                 recv = in.post(tag, target, combiner);
