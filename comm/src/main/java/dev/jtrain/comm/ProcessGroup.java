@@ -461,14 +461,32 @@ public final class ProcessGroup implements AutoCloseable {
 
     // ---------------------------------------------------------------- point-to-point
 
-    /** Sends {@code src} (all its bytes) to group rank {@code dst} with {@code tag} (0..4095). */
+    /*
+     * The point-to-point contract (as MPI's, with one difference noted):
+     * - Messages from one rank to another with the same tag arrive in send order (non-overtaking); a receive names
+     *   its source, tag and exact byte length, and a length mismatch fails both sides' calls naming the ranks.
+     * - send returns once src may be reused. That is when the receiver took the bytes into the posted receive, or
+     *   into a buffer of its own if the message came before its receive was posted. Unlike MPI_Send past the eager
+     *   limit, a blocking send does not need the matching receive to be posted: receivers buffer early messages, so
+     *   a cycle of blocking sends (each rank sends to the next, then receives from the previous) completes at any
+     *   world size over shared memory, TCP or both. That buffering is bounded per rank
+     *   (TransportOptions.maxUnexpectedBytes, default 512 MiB): a message that does not fit waits in the link (the
+     *   sender blocks) until its receive is posted. Code that posts receives first (irecv before send, or isend
+     *   and irecv together) never needs the buffer and works at any message size.
+     * - Each call fails within the group's timeout with a CommTimeoutException, and at once with a CommException
+     *   when the peer's process is gone; both name this rank, the peer and the tag.
+     */
+
+    /** Starts sending {@code src} (all its bytes) to group rank {@code dst} with {@code tag} (0..4095); see the contract above. */
     public Work isend(MemorySegment src, int dst, int tag) { return p2p.isend(src, dst, tag); }
 
-    /** Receives exactly {@code dst.byteSize()} bytes from group rank {@code src} with {@code tag}. */
+    /** Starts receiving exactly {@code dst.byteSize()} bytes from group rank {@code src} with {@code tag}. */
     public Work irecv(MemorySegment dst, int src, int tag) { return p2p.irecv(dst, src, tag); }
 
+    /** Sends {@code src} to group rank {@code dst}; returns when {@code src} may be reused (see the contract above). */
     public void send(MemorySegment src, int dst, int tag) { p2p.sendBlocking(src, dst, tag); }
 
+    /** Receives exactly {@code dst.byteSize()} bytes from group rank {@code src}; returns when they are in {@code dst}. */
     public void recv(MemorySegment dst, int src, int tag) { p2p.recvBlocking(dst, src, tag); }
 
     public Work isend(float[] a, int offset, int count, int dst, int tag) { return isend(floats(a, offset, count), dst, tag); }

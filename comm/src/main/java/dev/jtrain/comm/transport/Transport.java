@@ -12,6 +12,10 @@ import java.lang.foreign.MemorySegment;
  *       {@link dev.jtrain.comm.CommException} naming both ranks and the tag.</li>
  *   <li>{@link #send} returns when {@code src} may be reused (copied out or delivered); it may return before the
  *       peer has received. {@link #recv} returns when {@code dst} holds the message.</li>
+ *   <li>A send does not wait for its receive to be posted: a receiver inside any call takes early messages into
+ *       buffers, within an {@link UnexpectedBudget} (bounded memory). So a cycle of blocking sends completes at
+ *       every world size as long as each message fits the budget; one that does not stays in the link and its
+ *       sender blocks (backpressure) until its receive is posted.</li>
  *   <li>{@link #sendRecv} makes progress on both directions at once, so a ring where every rank sends to its
  *       right and receives from its left never deadlocks, whatever the message size.</li>
  *   <li>Every blocking call fails within {@link #timeoutMs()} with a {@link dev.jtrain.comm.CommTimeoutException},

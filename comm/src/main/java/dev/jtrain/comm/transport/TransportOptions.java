@@ -13,9 +13,11 @@ import java.util.Locale;
  * @param bindHost      TCP listen address; {@code null} means loopback for single-host jobs
  * @param advertiseHost TCP address other ranks dial; {@code null} derives it from {@code bindHost}
  * @param shmRingBytes  data capacity of each shared-memory ring; 0 for the default
+ * @param maxUnexpectedBytes bytes this rank may hold for messages that arrive before their receive is posted, over
+ *                      all links ({@link UnexpectedBudget}); 0 for {@link UnexpectedBudget#DEFAULT_BYTES}
  */
 public record TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
-                               String advertiseHost, int shmRingBytes) {
+                               String advertiseHost, int shmRingBytes, long maxUnexpectedBytes) {
     public static final String KIND_ENV = "JTRAIN_TRANSPORT";
 
     public TransportOptions {
@@ -26,6 +28,14 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
         }
         if (groupId == null || groupId.isEmpty()) groupId = "world";
         if (timeoutMs <= 0) throw new IllegalArgumentException("timeoutMs must be > 0: timeoutMs=" + timeoutMs);
+        if (maxUnexpectedBytes < 0) throw new IllegalArgumentException("maxUnexpectedBytes must be >= 0: " + maxUnexpectedBytes);
+        if (maxUnexpectedBytes == 0) maxUnexpectedBytes = UnexpectedBudget.DEFAULT_BYTES;
+    }
+
+    /** As the long form, with the default ring size and budget. */
+    public TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
+                            String advertiseHost, int shmRingBytes) {
+        this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, 0);
     }
 
     public static TransportOptions defaults(long timeoutMs) {
@@ -36,14 +46,14 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
     public String effectiveKind() {
         String env = System.getenv(KIND_ENV);
         if (env == null || env.isBlank()) return kind;
-        return new TransportOptions(env, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes).kind();
+        return new TransportOptions(env, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes).kind();
     }
 
     public TransportOptions withKind(String k) {
-        return new TransportOptions(k, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes);
+        return new TransportOptions(k, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes);
     }
 
     public TransportOptions withGroupId(String id) {
-        return new TransportOptions(kind, id, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes);
+        return new TransportOptions(kind, id, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes);
     }
 }

@@ -31,6 +31,7 @@ public final class Transports {
         String kind = options.effectiveKind();
         String me = HostIdentity.identity();
         store.set(hostKey(options, rank), me.getBytes(StandardCharsets.UTF_8));
+        UnexpectedBudget budget = new UnexpectedBudget(options.maxUnexpectedBytes()); // one for all links of this rank
         boolean[] sameHost = new boolean[size];
         int local = 0;
         for (int p = 0; p < size; p++) {
@@ -42,23 +43,23 @@ public final class Transports {
             throw new CommException("transport rank " + rank + ": JTRAIN_TRANSPORT/kind=shm but only " + local + " of "
                     + size + " ranks run on this host (" + me + "); use auto or tcp");
         }
-        if (size == 1 || kind.equals("shm") || (kind.equals("auto") && local == size)) return shm(options, store, rank, size, sameHost);
-        if (kind.equals("tcp") || local == 1) return tcp(options, store, rank, size, local == size);
-        ShmTransport shm = shm(options, store, rank, size, sameHost);
+        if (size == 1 || kind.equals("shm") || (kind.equals("auto") && local == size)) return shm(options, store, rank, size, sameHost, budget);
+        if (kind.equals("tcp") || local == 1) return tcp(options, store, rank, size, local == size, budget);
+        ShmTransport shm = shm(options, store, rank, size, sameHost, budget);
         try {
-            return new HybridTransport(shm, tcp(options, store, rank, size, false), sameHost);
+            return new HybridTransport(shm, tcp(options, store, rank, size, false, budget), sameHost);
         } catch (RuntimeException e) {
             shm.close();
             throw e;
         }
     }
 
-    private static ShmTransport shm(TransportOptions o, Store store, int rank, int size, boolean[] peers) {
+    private static ShmTransport shm(TransportOptions o, Store store, int rank, int size, boolean[] peers, UnexpectedBudget budget) {
         var so = new ShmTransportOptions(o.groupId(), o.timeoutMs(), o.shmRingBytes(), null);
-        return ShmTransport.connect(store, rank, size, peers, so);
+        return ShmTransport.connect(store, rank, size, peers, so, budget);
     }
 
-    private static TcpTransport tcp(TransportOptions o, Store store, int rank, int size, boolean allOnThisHost) {
+    private static TcpTransport tcp(TransportOptions o, Store store, int rank, int size, boolean allOnThisHost, UnexpectedBudget budget) {
         String bind = o.bindHost(), advertise = o.advertiseHost();
         if (bind == null && !allOnThisHost) {
             // Other hosts must reach us: listen everywhere and advertise the address that reaches the store's
@@ -69,7 +70,7 @@ public final class Transports {
             if (advertise == null || isLoopback(advertise)) advertise = networkAddress();
         }
         var to = new TcpTransportOptions(bind, advertise, o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
-        return TcpTransport.connect(store, rank, size, to);
+        return TcpTransport.connect(store, rank, size, to, budget);
     }
 
     /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */

@@ -9,7 +9,7 @@ import dev.jtrain.comm.transport.tcp.TcpTransportOptions;
 /** The contract for a group split over two pretend hosts: even ranks share memory, odd ranks too, TCP between. */
 class HybridTransportContractTest extends TransportContractTest {
     @Override
-    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+    protected Transport[] createGroup(int size, long timeoutMs, long maxUnexpectedBytes) throws Exception {
         InMemoryStore store = new InMemoryStore(10_000);
         String group = "hybrid" + seed + "x" + System.nanoTime();
         var so = new ShmTransportOptions(group, timeoutMs, 64 * 1024, null);
@@ -18,7 +18,9 @@ class HybridTransportContractTest extends TransportContractTest {
         onEveryRank(size, r -> {
             boolean[] sameHost = new boolean[size];
             for (int p = 0; p < size; p++) sameHost[p] = p % 2 == r % 2;
-            out[r] = new HybridTransport(ShmTransport.connect(store, r, size, sameHost, so), TcpTransport.connect(store, r, size, to), sameHost);
+            UnexpectedBudget budget = new UnexpectedBudget(maxUnexpectedBytes); // one per rank, shared by both links
+            out[r] = new HybridTransport(ShmTransport.connect(store, r, size, sameHost, so, budget),
+                    TcpTransport.connect(store, r, size, to, budget), sameHost);
         });
         return out;
     }

@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,7 +35,15 @@ public abstract class TransportContractTest {
     }
 
     /** Builds {@code size} connected transports (element r is rank r). */
-    protected abstract Transport[] createGroup(int size, long timeoutMs) throws Exception;
+    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+        return createGroup(size, timeoutMs, UnexpectedBudget.DEFAULT_BYTES);
+    }
+
+    /** As above, each rank holding at most {@code maxUnexpectedBytes} of messages whose receive is not posted. */
+    protected abstract Transport[] createGroup(int size, long timeoutMs, long maxUnexpectedBytes) throws Exception;
+
+    /** Whether the transport holds early messages to a budget (all but the in-process test transport). */
+    protected boolean boundsUnexpectedBytes() { return true; }
 
     /**
      * Whether a send to a rank that posts no receive blocks once the link's buffer is full (shared-memory rings).
@@ -342,6 +351,93 @@ public abstract class TransportContractTest {
         } finally {
             closeAll(t);
         }
+    }
+
+    /** Fills {@code bytes} with a pattern unique to {@code id}, fast enough for tens of MiB per rank. */
+    protected static MemorySegment pattern(long bytes, long id) {
+        MemorySegment m = Arena.ofAuto().allocate(Math.max(8, bytes), 64).asSlice(0, bytes);
+        long x = id * 0x9E3779B97F4A7C15L + 1;
+        for (long i = 0; i + 8 <= bytes; i += 8) {
+            x ^= x << 13; x ^= x >>> 7; x ^= x << 17; // xorshift64
+            m.set(ValueLayout.JAVA_LONG_UNALIGNED, i, x);
+        }
+        for (long i = bytes & ~7L; i < bytes; i++) m.set(ValueLayout.JAVA_BYTE, i, (byte) (id + i));
+        return m;
+    }
+
+    /**
+     * Every rank first sends 64 MiB to its right neighbour with a blocking send, then receives from its left: no
+     * receive is posted while the sends run, so a receiver must take its message in early. Over shared memory that
+     * used to stall until the timeout for three or more ranks (a blocked send only drained the ring from the peer
+     * it sent to).
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {3, 5, 7})
+    void cycleOfBlockingSendsOf64MiBCompletesAtEveryWorldSize(int size) throws Exception {
+        long bytes = (64L << 20) + 5; // odd: whole-element paths must not be assumed
+        Transport[] t = createGroup(size, 30_000);
+        try {
+            onEveryRank(size, r -> {
+                int right = (r + 1) % size, left = (r + size - 1) % size;
+                t[r].send(right, 13, pattern(bytes, r));
+                MemorySegment dst = Arena.ofAuto().allocate(bytes, 64);
+                t[r].recv(left, 13, dst);
+                assertSameBytes(dst, pattern(bytes, left));
+            });
+        } finally {
+            closeAll(t);
+        }
+    }
+
+    /**
+     * Bounded buffering: rank 1 waits for a message on tag 2 while rank 0 first sends 32 MiB on tag 1, for which no
+     * receive is posted. With a 1 MiB budget rank 1 must not take the 32 MiB in (its memory stays bounded; rank 0
+     * blocks) and rank 1's timeout says why; with a 64 MiB budget it buffers it and both messages arrive.
+     */
+    @Test
+    void earlyMessagesAreBufferedWithinTheBudgetAndHeldBackBeyondIt() throws Exception {
+        Assumptions.assumeTrue(boundsUnexpectedBytes(), "the in-process test transport buffers every send (no budget)");
+        long big = 32L << 20; // beyond a ring and the kernel's loopback socket buffers
+        Transport[] small = createGroup(2, 2_000, 1L << 20);
+        try {
+            java.util.concurrent.CompletableFuture<Throwable> sender = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    sendBigThenSmall(small[0], big);
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            }, Executors.newVirtualThreadPerTaskExecutor());
+            assertThatThrownBy(() -> small[1].recv(0, 2, Arena.ofAuto().allocate(64)))
+                    .isInstanceOf(CommTimeoutException.class).hasMessageContaining("unexpected-message budget")
+                    .hasMessageContaining(String.valueOf(big));
+            assertThat(sender.get(20, TimeUnit.SECONDS)).as("the 32 MiB send is held back, not buffered")
+                    .isInstanceOf(CommException.class);
+        } finally {
+            closeAll(small);
+        }
+        Transport[] enough = createGroup(2, 20_000, 64L << 20);
+        try {
+            onEveryRank(2, r -> {
+                if (r == 0) {
+                    sendBigThenSmall(enough[0], big);
+                } else {
+                    MemorySegment second = Arena.ofAuto().allocate(64), first = Arena.ofAuto().allocate(big, 64);
+                    enough[1].recv(0, 2, second);
+                    enough[1].recv(0, 1, first);
+                    assertSameBytes(second, pattern(64, 2));
+                    assertSameBytes(first, pattern(big, 1));
+                }
+            });
+        } finally {
+            closeAll(enough);
+        }
+    }
+
+    /** Rank 0's part: a big message on tag 1, then a small one on tag 2. */
+    private static void sendBigThenSmall(Transport t, long big) {
+        t.send(1, 1, pattern(big, 1));
+        t.send(1, 2, pattern(64, 2));
     }
 
     @Test

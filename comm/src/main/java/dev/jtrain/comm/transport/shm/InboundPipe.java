@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.shm;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -18,6 +19,8 @@ import static dev.jtrain.comm.transport.shm.ShmRingDescriptor.*;
  * per tag (the posted/unexpected queues of MPI). There is no reader thread: whichever caller holds {@link #lock}
  * drives progress, streaming bytes straight from the ring into the claimed receive's buffer, or into a buffer of
  * its own when no receive is posted yet. A receive posted by one thread may thus be completed by another.
+ * Buffered messages count against the transport's {@link UnexpectedBudget}: a message that does not fit is left
+ * in the ring (unread, so the sender blocks) until its receive is posted or buffered ones are taken.
  *
  * <p>Threading: {@link #post}, {@link #progress}, {@link #cancel} and {@link #fail} require {@link #lock};
  * {@link Recv#state} is volatile so waiters may poll it without the lock.
@@ -44,6 +47,7 @@ final class InboundPipe {
     private final MemorySegment ring;
     private final MemorySegment data;
     private final PeerLiveness liveness;
+    private final UnexpectedBudget budget;
     private final Map<Integer, ArrayDeque<Recv>> posted = new HashMap<>();
     private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
     private final MemorySegment header = MemorySegment.ofArray(new byte[FRAME_HEADER_LENGTH]);
@@ -57,9 +61,11 @@ final class InboundPipe {
     private Recv msgRecv;           // null when the message goes to the unexpected queue
     private CommException msgError; // set when the claimed receive will fail (length mismatch)
     private CommException failure;
+    private volatile long throttledBytes; // > 0: the message at the head of the ring waits for budget
 
-    InboundPipe(int peer, MemorySegment ring, int capacity) {
+    InboundPipe(int peer, MemorySegment ring, int capacity, UnexpectedBudget budget) {
         this.peer = peer;
+        this.budget = budget;
         this.ring = ring;
         this.data = ring.asSlice(HEADER_LENGTH, capacity);
         this.liveness = new PeerLiveness(ring, true);
@@ -76,6 +82,7 @@ final class InboundPipe {
         ArrayDeque<MemorySegment> q = unexpected.get(tag);
         MemorySegment early = q == null ? null : q.pollFirst();
         if (early != null) {
+            budget.release(early.byteSize());
             if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
             Combiner.deliverBuffered(early, r.dst, r.combiner);
             r.state = DONE;
@@ -104,6 +111,7 @@ final class InboundPipe {
         while (tail - head > 0 && moved < budget) {
             if (headerFill == 0 && until != null && until.state >= DONE) break;
             long avail = tail - head;
+            if (headerFill == 0 && !admitNext(avail)) break;
             long n;
             if (headerFill < FRAME_HEADER_LENGTH) {
                 n = Math.min(FRAME_HEADER_LENGTH - headerFill, avail);
@@ -129,6 +137,29 @@ final class InboundPipe {
         }
         return moved;
     }
+
+    /**
+     * At a message boundary: whether the next message may be taken in. One with a posted receive always may; one
+     * without must first fit the budget, else it stays in the ring and the peer's send waits (backpressure). The
+     * header is peeked, not consumed, so the decision can be retried on the next call.
+     */
+    private boolean admitNext(long avail) {
+        if (avail < FRAME_HEADER_LENGTH) return false; // the sender publishes a header with at least its first bytes
+        RingCopy.out(data, head, header, 0, FRAME_HEADER_LENGTH);
+        int magic = header.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+        int tag = header.get(ValueLayout.JAVA_INT_UNALIGNED, 4);
+        long length = header.get(ValueLayout.JAVA_LONG_UNALIGNED, 8);
+        if (magic != FRAME_MAGIC || length < 0) return true; // startMessage reports the corrupt frame
+        ArrayDeque<Recv> q = posted.get(tag);
+        boolean admit = (q != null && !q.isEmpty()) || budget.tryReserve(length);
+        long throttled = admit ? 0 : length;
+        if (throttled != throttledBytes) INT.setRelease(ring, RECEIVER_THROTTLED_OFFSET, throttled > 0 ? 1 : 0);
+        throttledBytes = throttled;
+        return admit;
+    }
+
+    /** Bytes of the unread message that waits for budget, 0 if none. */
+    long throttledBytes() { return throttledBytes; }
 
     private void startMessage() {
         int magic = header.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
@@ -171,12 +202,15 @@ final class InboundPipe {
             Recv late = q == null ? null : q.pollFirst();
             if (late == null) {
                 unexpected.computeIfAbsent(msgTag, t -> new ArrayDeque<>()).addLast(msgDst);
-            } else if (late.dst.byteSize() != msgLength) {
-                late.error = mismatch(late.dst.byteSize(), msgLength);
-                late.state = FAILED;
             } else {
-                Combiner.deliverBuffered(msgDst, late.dst, late.combiner);
-                late.state = DONE;
+                budget.release(msgLength);
+                if (late.dst.byteSize() != msgLength) {
+                    late.error = mismatch(late.dst.byteSize(), msgLength);
+                    late.state = FAILED;
+                } else {
+                    Combiner.deliverBuffered(msgDst, late.dst, late.combiner);
+                    late.state = DONE;
+                }
             }
         }
         headerFill = 0;
@@ -255,6 +289,7 @@ final class InboundPipe {
         }
         b.append(", posted tags=").append(posted.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).toList());
         b.append(", buffered tags=").append(unexpected.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).toList());
+        if (throttledBytes > 0) b.append(", not reading further: ").append(budget.describeFull(throttledBytes));
         return b.toString();
     }
 

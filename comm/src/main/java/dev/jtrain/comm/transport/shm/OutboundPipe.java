@@ -52,8 +52,10 @@ final class OutboundPipe {
     /** State for error messages. */
     String describe() {
         long head = (long) LONG.getAcquire(ring, HEAD_OFFSET);
+        boolean throttled = (int) INT.getAcquire(ring, RECEIVER_THROTTLED_OFFSET) != 0;
         return "outbound to rank " + peer + ": " + (tail - head) + " of " + capacity + " ring bytes unconsumed, message "
-                + pos + "/" + total;
+                + pos + "/" + total + (throttled ? "; rank " + peer + " stopped reading: a message to it has no receive"
+                + " posted and its unexpected-message budget is full (a cycle of blocking sends larger than the budget?)" : "");
     }
 
     /** Whether any byte of the current message is in the ring. */

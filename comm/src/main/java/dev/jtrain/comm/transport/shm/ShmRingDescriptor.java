@@ -26,6 +26,8 @@ import java.lang.invoke.VarHandle;
  *  +---------------------------------------------------------------+ 32
  *  |  Receiver Closed (int32)      |   Sender Closed (int32)       |
  *  +---------------------------------------------------------------+ 40
+ *  |  Receiver Throttled (int32)   |                               |
+ *  +---------------------------------------------------------------+ 44
  *  |                 ... pad to cache line 128 ...                 |
  *  +---------------------------------------------------------------+ 128
  *  |   Tail: bytes written, int64 (sender stores with release)     |
@@ -47,7 +49,7 @@ public final class ShmRingDescriptor {
     private ShmRingDescriptor() { }
 
     public static final long MAGIC = 0x4A5452494E473031L;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     public static final long MAGIC_OFFSET = 0;
     public static final long VERSION_OFFSET = 8;
     public static final long CAPACITY_OFFSET = 12;
@@ -55,6 +57,8 @@ public final class ShmRingDescriptor {
     public static final long SENDER_PID_OFFSET = 24;
     public static final long RECEIVER_CLOSED_OFFSET = 32;
     public static final long SENDER_CLOSED_OFFSET = 36;
+    /** Set while the receiver leaves a message unread because it does not fit its unexpected-message budget. */
+    public static final long RECEIVER_THROTTLED_OFFSET = 40;
     public static final long TAIL_OFFSET = 128;
     public static final long HEAD_OFFSET = 256;
     public static final long HEADER_LENGTH = 384;

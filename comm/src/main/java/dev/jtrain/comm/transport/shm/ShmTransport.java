@@ -6,10 +6,12 @@ import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.SegmentAccess;
 import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -21,8 +23,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * kernel-assisted copies; the ring is small enough to stay in the shared cache while the pair streams through it.
  *
  * <p>No background threads: the calling thread copies and, while it waits, spins briefly and then parks with
- * growing sleeps ({@link Backoff}). A blocked send also drains the inbound ring from the same peer, so two ranks
- * sending large messages to each other at once never deadlock; {@code sendRecv} alternates both directions.
+ * growing sleeps ({@link Backoff}). A blocked send drains the inbound ring from the same peer at once, and any call
+ * that has made no progress for {@link #DRAIN_OTHERS_AFTER_NANOS} drains every inbound ring, buffering messages
+ * whose receive is not posted yet within the {@link UnexpectedBudget}. So a cycle of blocking sends at any world
+ * size completes like it does over TCP (whose reader threads buffer), with memory bounded by the budget: past it, a
+ * message stays in the ring and its sender waits. {@code sendRecv} alternates both directions.
  *
  * <p>Failure: a peer that closes sets a flag in the ring header; a peer that is killed is found by checking its
  * PID while waiting. Either fails pending and later calls on that peer with a {@link CommException}.
@@ -32,6 +37,11 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class ShmTransport implements Transport {
     /** Bytes moved per step before switching direction, so both directions of sendRecv advance together. */
     private static final long STEP_BYTES = 256 * 1024;
+    /**
+     * How long a call waits on its own peers before it also drains the other inbound rings. Not at once: in a
+     * collective the other rings usually hold a later step's message, and buffering it early costs a copy.
+     */
+    static final long DRAIN_OTHERS_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final int rank;
     private final int size;
@@ -45,7 +55,8 @@ public final class ShmTransport implements Transport {
     private final boolean oversubscribed;
     private volatile boolean closed;
 
-    private ShmTransport(int rank, int size, long timeoutMs, Arena arena, ShmBootstrap.Rings rings, int capacity) {
+    private ShmTransport(int rank, int size, long timeoutMs, Arena arena, ShmBootstrap.Rings rings, int capacity,
+                         UnexpectedBudget budget) {
         this.rank = rank;
         this.size = size;
         this.timeoutMs = timeoutMs;
@@ -53,7 +64,7 @@ public final class ShmTransport implements Transport {
         this.inbound = new InboundPipe[size];
         this.outbound = new OutboundPipe[size];
         for (int p = 0; p < size; p++) {
-            if (rings.inbound()[p] != null) inbound[p] = new InboundPipe(p, rings.inbound()[p], capacity);
+            if (rings.inbound()[p] != null) inbound[p] = new InboundPipe(p, rings.inbound()[p], capacity, budget);
             if (rings.outbound()[p] != null) outbound[p] = new OutboundPipe(p, rings.outbound()[p], capacity);
         }
         int onHost = 1 + (int) Arrays.stream(inbound).filter(java.util.Objects::nonNull).count();
@@ -73,6 +84,12 @@ public final class ShmTransport implements Transport {
      * Other peers are not reachable through this transport (see {@code HybridTransport}).
      */
     public static ShmTransport connect(Store store, int rank, int size, boolean[] shmPeer, ShmTransportOptions options) {
+        return connect(store, rank, size, shmPeer, options, UnexpectedBudget.defaults());
+    }
+
+    /** As above, holding early messages within {@code budget} (shared with the rank's other transports). */
+    public static ShmTransport connect(Store store, int rank, int size, boolean[] shmPeer, ShmTransportOptions options,
+                                       UnexpectedBudget budget) {
         if (size < 1 || rank < 0 || rank >= size || shmPeer.length != size) {
             throw new IllegalArgumentException("bad rank/size: rank=" + rank + " size=" + size + " peers=" + shmPeer.length);
         }
@@ -81,7 +98,7 @@ public final class ShmTransport implements Transport {
         Arena arena = Arena.ofShared();
         try {
             ShmBootstrap.Rings rings = ShmBootstrap.connect(store, rank, size, peers, options, arena);
-            return new ShmTransport(rank, size, options.timeoutMs(), arena, rings, options.ringBytes());
+            return new ShmTransport(rank, size, options.timeoutMs(), arena, rings, options.ringBytes(), budget);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -230,6 +247,7 @@ public final class ShmTransport implements Transport {
         boolean sending = false, sent = out == null;
         try {
             Backoff backoff = new Backoff(oversubscribed);
+            long idleSince = System.nanoTime();
             while (true) {
                 long moved = 0, pushed = 0;
                 if (!sent && !sending && out.lock.tryLock()) {
@@ -267,19 +285,24 @@ public final class ShmTransport implements Transport {
                 if (recv != null && recv.state == InboundPipe.FAILED) {
                     throw new CommException(where(op, from, tag) + ": " + recv.error.getMessage(), recv.error);
                 }
+                long now = moved > 0 ? 0 : System.nanoTime();
+                if (moved == 0 && now - idleSince > DRAIN_OTHERS_AFTER_NANOS) moved = drainOthers(in);
                 if (moved > 0) {
                     backoff.reset();
+                    idleSince = System.nanoTime();
                     continue;
                 }
-                long now = System.nanoTime();
                 checkPeers(sending && !sendDone ? out : null, recvDone ? null : in, now, op, tag);
                 if (closed) throw new CommException(where(op, peerForErrors, tag) + ": transport was closed while waiting");
                 if (now - deadline > 0) {
+                    StringJoiner state = new StringJoiner("; ", " [", "]");
+                    if (out != null) state.add(sent ? "send to rank " + to + " complete" : sending ? out.describe()
+                            : "waiting for another thread's send to rank " + to);
+                    if (in != null) state.add(in.describe());
+                    if (back != null && back != in) state.add(back.describe());
                     throw new CommTimeoutException(where(op, sendDone ? from : to, tag) + ": no progress within " + timeoutMs
-                            + " ms (" + (sendDone ? "receive" : "send") + " incomplete); the peer is hung, slow, or skipped this operation ["
-                            + (out != null ? (sent ? "send to rank " + to + " complete" : sending ? out.describe()
-                            : "waiting for another thread's send to rank " + to) + "; " : "")
-                            + (in != null ? in.describe() : "") + (back != null && back != in ? "; " + back.describe() : "") + "]");
+                            + " ms (" + (sendDone ? "receive" : "send") + " incomplete); the peer is hung, slow, or skipped"
+                            + " this operation" + state + throttleNote());
                 }
                 backoff.idle();
             }
@@ -299,6 +322,32 @@ public final class ShmTransport implements Transport {
         } finally {
             if (sending) out.lock.unlock();
         }
+    }
+
+    /**
+     * Drains the inbound rings other than the one this call receives on: a peer blocked sending to us may be what our
+     * own peer is waiting for (a cycle of blocking sends over three or more ranks). Messages whose receive is
+     * posted go straight to it; others are buffered within the budget.
+     */
+    private long drainOthers(InboundPipe mine) {
+        long moved = 0;
+        for (InboundPipe p : inbound) {
+            if (p == null || p == mine || !p.lock.tryLock()) continue;
+            try {
+                moved += p.progress(STEP_BYTES, null);
+            } finally {
+                p.lock.unlock();
+            }
+        }
+        return moved;
+    }
+
+    /** Why this rank may itself be the one not reading: a ring left unread because its message exceeds the budget. */
+    private String throttleNote() {
+        for (InboundPipe p : inbound) {
+            if (p != null && p.throttledBytes() > 0) return "; rank " + rank + " does not read rank " + p.peer + " further: " + p.describe();
+        }
+        return "";
     }
 
     private void checkPeers(OutboundPipe pendingOut, InboundPipe pendingIn, long now, String op, int tag) {

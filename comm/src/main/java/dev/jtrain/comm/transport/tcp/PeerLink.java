@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -18,8 +19,9 @@ import static dev.jtrain.comm.transport.tcp.TcpWireDescriptor.*;
 /**
  * One persistent connection to one peer: senders write frames on the caller's thread; a dedicated reader thread
  * drains the socket all the time, streaming each payload into its posted receive when there is one. Because the
- * reader never waits for the application, a send always progresses, so a ring of simultaneous sendRecv calls
- * can not deadlock whatever the message size.
+ * reader does not wait for the application (it buffers early messages within the transport's
+ * {@link UnexpectedBudget}), a ring of simultaneous sendRecv calls can not deadlock whatever the message size, nor
+ * a cycle of blocking sends up to the budget.
  *
  * <p>The channel stays in blocking mode (fewest system calls, no selector wake-ups); a blocked write is bounded by
  * the transport's watchdog, which closes the channel when a write passes its deadline.
@@ -36,7 +38,7 @@ final class PeerLink {
     private final String peerName;
     private final SocketChannel channel;
     private final long timeoutMs;
-    private final PostedRecvs recvs = new PostedRecvs();
+    private final PostedRecvs recvs;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final ByteBuffer sendHeader = ByteBuffer.allocateDirect(FRAME_HEADER_LENGTH);
     private final Thread reader;
@@ -44,8 +46,9 @@ final class PeerLink {
     private volatile boolean writeTimedOut;
     private volatile CommException broken;
 
-    PeerLink(int rank, int peer, String peerName, SocketChannel channel, long timeoutMs) {
+    PeerLink(int rank, int peer, String peerName, SocketChannel channel, long timeoutMs, UnexpectedBudget budget) {
         this.rank = rank;
+        this.recvs = new PostedRecvs(budget);
         this.peer = peer;
         this.peerName = peerName;
         this.channel = channel;
@@ -93,7 +96,7 @@ final class PeerLink {
         } catch (IOException e) {
             CommException ce = writeTimedOut
                     ? new CommTimeoutException(where("send", tag, len) + ": peer did not take the data within " + timeoutMs
-                    + " ms (hung or stopped)", e)
+                    + " ms (hung or stopped, or it posted no receive for this and its unexpected-message budget is full)", e)
                     : new CommException(where("send", tag, len) + ": connection to peer rank " + peer
                     + " lost (" + e + "); that process probably exited or was killed, check its log", e);
             breakLink(ce);

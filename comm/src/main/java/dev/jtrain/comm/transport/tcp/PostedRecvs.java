@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -20,7 +21,9 @@ import java.util.function.Supplier;
  *
  * <p>A message whose receive is already posted is streamed straight into the caller's buffer by the link's
  * reader thread (no extra copy). A large message that arrives first waits a moment for its receive (lock-step
- * algorithms post it within microseconds); otherwise it is buffered and copied when the receive comes.
+ * algorithms post it within microseconds); otherwise it is buffered and copied when the receive comes, if it fits
+ * the transport's {@link UnexpectedBudget}. One that does not fit is left unread in the socket until its receive
+ * is posted or buffered messages are taken: the kernel's flow control then blocks the sender (backpressure).
  *
  * <p>Threading: one reader thread calls {@link #claim}/{@link #buffer}/{@link #release}; any number of callers
  * call {@link #post}/{@link #await}, at most one per tag at a time. All state is guarded by {@link #lock}.
@@ -31,6 +34,8 @@ final class PostedRecvs {
     static final long LATE_POST_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     static final int POSTED = 0, CLAIMED = 1, DONE = 2, FAILED = 3;
+    /** How often a reader waiting for budget looks again (budget freed by another link does not signal this one). */
+    private static final long BUDGET_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     /** A receive waiting for its message; {@code state} is guarded by the owner's lock. */
     static final class Posted {
@@ -49,7 +54,11 @@ final class PostedRecvs {
     private final Condition changed = lock.newCondition();
     private final Map<Integer, ArrayDeque<Posted>> posted = new HashMap<>();
     private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
+    private final UnexpectedBudget budget;
     private CommException failure;
+    private long throttledBytes; // > 0: the reader holds back a message that does not fit the budget
+
+    PostedRecvs(UnexpectedBudget budget) { this.budget = budget; }
 
     /**
      * Posts a receive of the next message with {@code tag} into {@code dst}. If that message already arrived it is
@@ -67,6 +76,7 @@ final class PostedRecvs {
             ArrayDeque<MemorySegment> q = unexpected.get(tag);
             MemorySegment early = q == null ? null : q.pollFirst();
             if (early != null) {
+                budget.release(early.byteSize());
                 copyChecked(early, p, where);
                 p.state = DONE;
                 return p;
@@ -144,9 +154,11 @@ final class PostedRecvs {
         }
     }
 
-    private static CommTimeoutException timeout(Supplier<String> where, long timeoutMs) {
+    private CommTimeoutException timeout(Supplier<String> where, long timeoutMs) {
+        long throttled = throttledBytes;
         return new CommTimeoutException(where.get() + ": no complete message within " + timeoutMs
-                + " ms; the peer is hung, slow, or skipped this operation");
+                + " ms; " + (throttled > 0 ? "this link is not read further: " + budget.describeFull(throttled)
+                : "the peer is hung, slow, or skipped this operation"));
     }
 
     private static void copyChecked(MemorySegment msg, Posted p, Supplier<String> where) {
@@ -159,7 +171,8 @@ final class PostedRecvs {
 
     /**
      * Reader side: a frame with {@code tag} and {@code length} arrived. Returns the posted receive to stream into
-     * (now CLAIMED), or {@code null} when the message must be buffered.
+     * (now CLAIMED), or {@code null} when the message must be buffered (its bytes are then reserved from the
+     * budget, and {@link #buffer} hands them on). Waits, not reading the socket further, while neither is possible.
      */
     Posted claim(int tag, long length) throws InterruptedException {
         long waitUntil = length >= WAIT_FOR_POST_BYTES ? System.nanoTime() + LATE_POST_WAIT_NANOS : 0;
@@ -171,13 +184,20 @@ final class PostedRecvs {
                 if (p != null) {
                     q.pollFirst();
                     p.state = CLAIMED;
+                    throttledBytes = 0;
                     return p;
                 }
                 long left = waitUntil - System.nanoTime();
                 // Stop waiting as soon as a receive for another tag is posted: it needs the bytes behind this
                 // message (async collectives in flight at once), so buffering this one is the cheaper delay.
-                if (left <= 0 || failure != null || otherTagPosted(tag)) return null;
-                changed.awaitNanos(left);
+                boolean buffer = left <= 0 || failure != null || otherTagPosted(tag);
+                if (buffer && budget.tryReserve(length)) {
+                    throttledBytes = 0;
+                    return null;
+                }
+                if (failure != null) throw new CommException(failure.getMessage(), failure); // the link is gone: stop reading
+                if (buffer) throttledBytes = length;
+                changed.awaitNanos(buffer ? BUDGET_RECHECK_NANOS : left);
             }
         } finally {
             lock.unlock();
@@ -199,6 +219,7 @@ final class PostedRecvs {
             ArrayDeque<Posted> q = posted.get(tag);
             Posted p = q == null ? null : q.pollFirst();
             if (p != null) {
+                budget.release(msg.byteSize());
                 if (msg.byteSize() == p.dst.byteSize()) {
                     Combiner.deliverBuffered(msg, p.dst, p.combiner);
                     p.state = DONE;

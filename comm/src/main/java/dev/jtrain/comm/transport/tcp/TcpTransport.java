@@ -4,6 +4,7 @@ import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.SocketChannel;
@@ -31,19 +32,21 @@ public final class TcpTransport implements Transport {
     private final int size;
     private final long timeoutMs;
     private final PeerLink[] links;
-    private final PostedRecvs self = new PostedRecvs();
+    /** Sends to oneself complete at once (a copy), so they are not held to the budget. */
+    private final PostedRecvs self = new PostedRecvs(new UnexpectedBudget(Long.MAX_VALUE));
     private final long rejectedStrangers;
     private final Thread watchdog;
     private volatile boolean closed;
 
-    private TcpTransport(int rank, int size, long timeoutMs, SocketChannel[] channels, String[] peerNames, long rejectedStrangers) {
+    private TcpTransport(int rank, int size, long timeoutMs, SocketChannel[] channels, String[] peerNames, long rejectedStrangers,
+                         UnexpectedBudget budget) {
         this.rank = rank;
         this.size = size;
         this.timeoutMs = timeoutMs;
         this.rejectedStrangers = rejectedStrangers;
         this.links = new PeerLink[size];
         for (int p = 0; p < size; p++) {
-            if (p != rank) links[p] = new PeerLink(rank, p, peerNames[p], channels[p], timeoutMs);
+            if (p != rank) links[p] = new PeerLink(rank, p, peerNames[p], channels[p], timeoutMs, budget);
         }
         for (PeerLink l : links) if (l != null) l.start();
         this.watchdog = Thread.ofPlatform().daemon().name("jtrain-tcp-watchdog-r" + rank).start(this::watch);
@@ -54,6 +57,11 @@ public final class TcpTransport implements Transport {
      * complete or {@code options.timeoutMs()} passes.
      */
     public static TcpTransport connect(Store store, int rank, int size, TcpTransportOptions options) {
+        return connect(store, rank, size, options, UnexpectedBudget.defaults());
+    }
+
+    /** As above, holding early messages within {@code budget} (shared with the rank's other transports). */
+    public static TcpTransport connect(Store store, int rank, int size, TcpTransportOptions options, UnexpectedBudget budget) {
         if (size < 1 || rank < 0 || rank >= size) throw new IllegalArgumentException("bad rank/size: rank=" + rank + " size=" + size);
         TcpBootstrap boot = new TcpBootstrap(rank, size, options);
         SocketChannel[] channels = boot.connectAll(store);
@@ -64,7 +72,7 @@ public final class TcpTransport implements Transport {
             for (SocketChannel c : channels) TcpBootstrap.closeQuietly(c);
             throw e;
         }
-        return new TcpTransport(rank, size, options.timeoutMs(), channels, names, boot.rejected.get());
+        return new TcpTransport(rank, size, options.timeoutMs(), channels, names, boot.rejected.get(), budget);
     }
 
     /** Connections refused during set-up (strangers, wrong token or group). */

@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.shm;
 import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportContractTest;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,14 +22,21 @@ class ShmTransportTest extends TransportContractTest {
     private final String groupId = "shmtest" + seed;
 
     @Override
-    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+    protected Transport[] createGroup(int size, long timeoutMs, long maxUnexpectedBytes) throws Exception {
         InMemoryStore store = new InMemoryStore(10_000);
         // A small ring makes every multi-KiB message wrap around many times.
         var opts = new ShmTransportOptions(groupId, timeoutMs, 64 * 1024, null);
         Transport[] out = new Transport[size];
-        onEveryRank(size, r -> out[r] = ShmTransport.connect(store, r, size, opts));
+        onEveryRank(size, r -> out[r] = ShmTransport.connect(store, r, size, allBut(r, size), opts, new UnexpectedBudget(maxUnexpectedBytes)));
         assertThat(leftovers()).as("ring files are unlinked as soon as every rank mapped them").isEmpty();
         return out;
+    }
+
+    private static boolean[] allBut(int rank, int size) {
+        boolean[] peers = new boolean[size];
+        java.util.Arrays.fill(peers, true);
+        peers[rank] = false;
+        return peers;
     }
 
     @Override

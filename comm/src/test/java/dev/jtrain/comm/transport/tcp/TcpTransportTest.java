@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportContractTest;
+import dev.jtrain.comm.transport.UnexpectedBudget;
 import org.junit.jupiter.api.Test;
 
 import java.io.DataOutputStream;
@@ -19,10 +20,11 @@ class TcpTransportTest extends TransportContractTest {
     static final String TOKEN = "tcp-test-token";
 
     @Override
-    protected Transport[] createGroup(int size, long timeoutMs) throws Exception {
+    protected Transport[] createGroup(int size, long timeoutMs, long maxUnexpectedBytes) throws Exception {
         InMemoryStore store = new InMemoryStore(10_000);
         Transport[] out = new Transport[size];
-        onEveryRank(size, r -> out[r] = TcpTransport.connect(store, r, size, TcpTransportOptions.loopback(TOKEN, timeoutMs)));
+        onEveryRank(size, r -> out[r] = TcpTransport.connect(store, r, size, TcpTransportOptions.loopback(TOKEN, timeoutMs),
+                new UnexpectedBudget(maxUnexpectedBytes)));
         return out;
     }
 
