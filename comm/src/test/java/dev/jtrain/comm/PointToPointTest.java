@@ -25,6 +25,36 @@ class PointToPointTest {
         });
     }
 
+    /**
+     * waitFor(timeout) gives up waiting, not the operation: the receive times out for the caller, stays pending,
+     * and completes with the right bytes once the peer sends (rank 1 sends only after rank 0's wait timed out).
+     */
+    @Test
+    @Timeout(30)
+    void waitForWithATimeoutLeavesTheOperationRunning() throws Exception {
+        CountDownLatch waitTimedOut = new CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            if (g.rank() == 0) {
+                float[] got = new float[3];
+                Work recv = g.irecv(got, 0, 3, 1, 4);
+                long t0 = System.nanoTime();
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> recv.waitFor(150))
+                        .isInstanceOf(CommTimeoutException.class).hasMessageContaining("still running")
+                        .hasMessageContaining("recv");
+                assertThat((System.nanoTime() - t0) / 1e6).as("waited about the timeout").isGreaterThanOrEqualTo(140.0);
+                assertThat(recv.isCompleted()).isFalse();
+                assertThat(recv.exception()).isNull();
+                waitTimedOut.countDown();
+                recv.waitFor();
+                assertThat(recv.isSuccess()).isTrue();
+                assertThat(got).containsExactly(1f, 2f, 3f);
+            } else {
+                assertThat(waitTimedOut.await(10, TimeUnit.SECONDS)).isTrue();
+                g.send(new float[] {1, 2, 3}, 0, 3, 0, 4);
+            }
+        });
+    }
+
     @Test
     @Timeout(30)
     void pointToPointDoesNotWaitBehindAPendingCollective() throws Exception {
