@@ -48,8 +48,8 @@ public final class CheckpointInspector {
                         String bad = check(r, p);
                         if (bad != null) problems.add("file " + r.file() + ", tensor " + p.tensor() + " (item " + item + "): " + bad);
                         else bytes += p.byteLength();
-                    } catch (SafetensorsException ex) {
-                        problems.add("item " + item + ": " + ex.getMessage());
+                    } catch (SafetensorsException ex) { // unreadable, truncated or missing file
+                        problems.add("file " + stepDir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + item + "): " + ex.getMessage());
                     }
                 }
                 if (cursor < e.getValue().numel())

@@ -66,11 +66,60 @@ class CkptCommandTest {
         assertThat(Files.readAllBytes(dir.resolve("b/model.safetensors"))).isEqualTo(Files.readAllBytes(dir.resolve("a/model.safetensors")));
 
         assertThat(run("ckpt", "verify", ckpt.toString())).startsWith("OK");
+        verifyFindsEachKindOfDamage(ckpt.resolve("step-000006"), dir.resolve("damaged"));
         assertThat(run("ckpt", "inspect", ckpt.toString())).contains("optimizer.step=6").contains("model/transformer.wte.weight");
         Path cons = dir.resolve("cons/model.safetensors");
         run("ckpt", "consolidate", ckpt.toString(), "--out", cons.toString());
         assertThat(Files.readAllBytes(cons)).isEqualTo(Files.readAllBytes(dir.resolve("a/model.safetensors")));
         assertThat(run("eval", "--init-from", cons.toString(), "--data", text.toString(), "--tokenizer", "byte", "--batch", "1",
                 "--block", "16")).contains("loss");
+    }
+
+    /**
+     * {@code ckpt verify} on damaged copies of a good checkpoint: a flipped payload byte, a truncated shard file and
+     * a missing shard file each exit non-zero and name the file and the tensor (the original stays untouched).
+     */
+    private static void verifyFindsEachKindOfDamage(Path good, Path scratch) throws Exception {
+        Path shard = good.resolve("rank-00001.safetensors");
+        long size = Files.size(shard);
+        String tensor;
+        try (var r = dev.jtrain.tensor.io.SafetensorsReader.open(shard)) {
+            tensor = r.names().getLast(); // the last tensor's bytes end the file
+        }
+
+        Path flipped = copy(good, scratch.resolve("flipped"));
+        try (var f = new java.io.RandomAccessFile(flipped.resolve("rank-00001.safetensors").toFile(), "rw")) {
+            f.seek(size - 3);
+            int b = f.read();
+            f.seek(size - 3);
+            f.write(b ^ 0x10);
+        }
+        CliRunner.Result r = CliRunner.exec("ckpt", "verify", flipped.toString());
+        assertThat(r.code()).as(r.out()).isEqualTo(1);
+        assertThat(r.out()).startsWith("CORRUPT").contains("rank-00001.safetensors").contains(tensor).contains("CRC32C");
+
+        Path truncated = copy(good, scratch.resolve("truncated"));
+        try (var ch = java.nio.channels.FileChannel.open(truncated.resolve("rank-00001.safetensors"), java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(size - 100);
+        }
+        r = CliRunner.exec("ckpt", "verify", truncated.toString());
+        assertThat(r.code()).as(r.out()).isEqualTo(1);
+        assertThat(r.out()).startsWith("CORRUPT").contains("rank-00001.safetensors").contains(tensor);
+
+        Path missing = copy(good, scratch.resolve("missing"));
+        Files.delete(missing.resolve("rank-00001.safetensors"));
+        r = CliRunner.exec("ckpt", "verify", missing.toString());
+        assertThat(r.code()).as(r.out()).isEqualTo(1);
+        assertThat(r.out()).startsWith("CORRUPT").contains("rank-00001.safetensors").contains(tensor);
+
+        assertThat(run("ckpt", "verify", good.toString())).startsWith("OK");
+    }
+
+    private static Path copy(Path dir, Path to) throws Exception {
+        Files.createDirectories(to);
+        try (var s = Files.list(dir)) {
+            for (Path p : s.toList()) Files.copy(p, to.resolve(p.getFileName()));
+        }
+        return to;
     }
 }

@@ -13,15 +13,25 @@ final class CliRunner {
     private CliRunner() {}
 
     static String run(String... args) {
+        Result r = exec(args);
+        assertThat(r.code()).as("exit code of jtrain %s\n%s", String.join(" ", args), r.out()).isZero();
+        return r.out();
+    }
+
+    /** What a command printed to standard output, and its exit code. */
+    record Result(int code, String out) { }
+
+    /** Runs a jtrain command in this JVM whatever its exit code. */
+    static Result exec(String... args) {
         PrintStream old = System.out;
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        int code;
         try {
-            int code = new CommandLine(new Main()).execute(args);
-            assertThat(code).as("exit code of jtrain %s\n%s", String.join(" ", args), buf).isZero();
+            code = new CommandLine(new Main()).execute(args);
         } finally {
             System.setOut(old);
         }
-        return buf.toString(StandardCharsets.UTF_8);
+        return new Result(code, buf.toString(StandardCharsets.UTF_8));
     }
 }
