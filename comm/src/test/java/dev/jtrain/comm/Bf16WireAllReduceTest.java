@@ -14,6 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * bfloat16 on the wire (what {@code --grad-wire bf16} uses). The stated bound: every input rounds once to nearest
  * even (relative error at most u = 2^-8), and each of the p-1 partial sums of a ring rounds once more, so
  * |result - exact| <= (p + 1) * u * sum_r |x_r| per element (first order; AVG divides by p after one more rounding). Results are identical on every rank.
+ * Rounding itself is checked exactly where the answer is unique: bit for bit with 2 ranks (SUM and AVG), and
+ * among the three pairing orders with 3 ranks, on inputs full of ties.
  */
 class Bf16WireAllReduceTest {
     private static final double U = Math.scalb(1.0, -8); // unit roundoff of bfloat16: 8 significand bits, half an ulp
@@ -77,5 +79,80 @@ class Bf16WireAllReduceTest {
         float[] expected = {1.0f, 1.015625f, -3.0f, Float.intBitsToFloat(Float.floatToIntBits(1e-3f) + 0x8000 & 0xffff0000)};
         LocalRanks.run(1, LocalRanks.options(), 5_000, g -> g.allReduceBf16Wire(MemorySegment.ofArray(a), a.length, ReduceOp.SUM));
         assertThat(a).containsExactly(expected);
+    }
+
+    /** Round to nearest, ties to even, computed in double from the float's exact value (independent of the kernel). */
+    static float rne(double x) {
+        float f = (float) x; // exact for the sums of two bf16 values used below
+        int bits = Float.floatToRawIntBits(f);
+        int low = bits & 0xFFFF, keep = bits & 0xFFFF0000;
+        boolean up = low > 0x8000 || (low == 0x8000 && (keep & 0x10000) != 0);
+        return Float.intBitsToFloat(up ? keep + 0x10000 : keep);
+    }
+
+    /** Inputs that exercise ties: bf16 values plus exactly half an ulp, and random floats. */
+    private static float[][] tieHeavyInputs(int p, int n, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        float[][] in = new float[p][n];
+        for (float[] a : in) {
+            for (int i = 0; i < n; i++) {
+                float base = rne(rnd.nextGaussian() * 8);
+                a[i] = switch (i % 3) {
+                    case 0 -> Float.intBitsToFloat(Float.floatToRawIntBits(base) | 0x8000); // a tie
+                    case 1 -> base;                                                        // already bf16
+                    default -> (float) rnd.nextGaussian();
+                };
+            }
+        }
+        return in;
+    }
+
+    /**
+     * Two ranks: one addition, so the only correct answer is rne(rne(x0) + rne(x1)), bit for bit (and for AVG that
+     * halved, then rounded). Truncating instead of rounding, or rounding ties away from zero, changes bits here.
+     */
+    @ParameterizedTest
+    @CsvSource({"SUM", "AVG"})
+    @Timeout(60)
+    void twoRanksGiveExactlyTheRoundedSum(ReduceOp op) throws Exception {
+        long seed = System.nanoTime();
+        int n = 3_001;
+        float[][] in = tieHeavyInputs(2, n, seed);
+        float[][] out = new float[2][];
+        LocalRanks.run(2, LocalRanks.options(), 20_000, g -> {
+            float[] a = in[g.rank()].clone();
+            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, op);
+            out[g.rank()] = a;
+        });
+        for (int i = 0; i < n; i++) {
+            float sum = rne((double) rne(in[0][i]) + rne(in[1][i]));
+            float want = op == ReduceOp.AVG ? rne(sum / 2.0) : sum;
+            assertThat(out[0][i]).as("element %d: %s + %s (seed %d)", i, in[0][i], in[1][i], seed).isEqualTo(want);
+            assertThat(out[1][i]).isEqualTo(want);
+        }
+    }
+
+    /**
+     * Three ranks: whatever order the algorithm adds in, each partial sum is rounded to nearest even, so the result
+     * is rne(rne(a + b) + c) for one of the three ways to pair the rounded inputs.
+     */
+    @Test
+    @Timeout(60)
+    void threeRanksGiveTheRoundedSumInSomeOrder() throws Exception {
+        long seed = System.nanoTime();
+        int n = 3_001;
+        float[][] in = tieHeavyInputs(3, n, seed);
+        float[][] out = new float[3][];
+        LocalRanks.run(3, LocalRanks.options(), 20_000, g -> {
+            float[] a = in[g.rank()].clone();
+            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, ReduceOp.SUM);
+            out[g.rank()] = a;
+        });
+        for (int i = 0; i < n; i++) {
+            float x = rne(in[0][i]), y = rne(in[1][i]), z = rne(in[2][i]);
+            java.util.Set<Float> orders = new java.util.HashSet<>(java.util.List.of(rne((double) rne((double) x + y) + z), rne((double) rne((double) x + z) + y),
+                    rne((double) rne((double) y + z) + x)));
+            assertThat(orders).as("element %d (seed %d)", i, seed).contains(out[0][i]);
+        }
     }
 }
