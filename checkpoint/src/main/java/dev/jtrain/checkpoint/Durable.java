@@ -1,11 +1,10 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.tensor.io.DurableFiles;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
@@ -36,19 +35,7 @@ final class Durable {
      * Rename without the directory fsync, for shard files: the coordinator fsyncs the step directory once, after every
      * rank reported and before it writes the metadata, which makes all the renames durable before the commit.
      */
-    static void rename(Path tmp, Path file) throws IOException {
-        try {
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-        }
-    }
+    static void rename(Path tmp, Path file) throws IOException { DurableFiles.moveAtomically(tmp, file); }
 
-    static void fsyncDirectory(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException | UnsupportedOperationException ignored) {
-            // platforms that cannot open a directory (Windows): the files themselves are synced
-        }
-    }
+    static void fsyncDirectory(Path dir) throws IOException { DurableFiles.fsyncDirectory(dir); }
 }

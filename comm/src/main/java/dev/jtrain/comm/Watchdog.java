@@ -1,5 +1,8 @@
 package dev.jtrain.comm;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class Watchdog {
     static final long TICK_MS = 20;
+    private static final Logger LOG = LoggerFactory.getLogger(Watchdog.class);
 
     /** Something with deadlines to check; called from the watchdog thread. */
     interface Watched {
@@ -62,7 +66,9 @@ final class Watchdog {
             try {
                 w.checkDeadline(t);
             } catch (RuntimeException e) {
-                // one broken group must not stop the sweep for the others
+                // one broken group must not stop the sweep for the others, but its operations are then not timed
+                // out by us: say so, since a hang may follow
+                LOG.error("comm watchdog: the deadline check of {} failed; its operations may not time out", w, e);
             }
         }
     }

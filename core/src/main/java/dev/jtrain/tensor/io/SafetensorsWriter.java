@@ -4,10 +4,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -111,13 +109,9 @@ public final class SafetensorsWriter {
                 drain(ch, buf);
                 ch.force(true);
             }
-            try {
-                Files.move(tmp, abs, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING);
-            }
+            DurableFiles.moveAtomically(tmp, abs);
             tmp = null;
-            fsyncDirectory(dir);
+            DurableFiles.fsyncDirectory(dir);
         } catch (IOException e) {
             throw new SafetensorsException(file, null, "cannot write: " + e, e);
         } finally {
@@ -148,14 +142,5 @@ public final class SafetensorsWriter {
         buf.flip();
         while (buf.hasRemaining()) ch.write(buf);
         buf.clear();
-    }
-
-    /** Makes the rename itself durable (POSIX: the directory entry lives in the directory's data). */
-    private static void fsyncDirectory(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException | UnsupportedOperationException ignored) {
-            // some platforms (Windows) cannot open a directory; the file itself is already synced
-        }
     }
 }
