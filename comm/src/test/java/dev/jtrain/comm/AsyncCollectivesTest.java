@@ -22,12 +22,16 @@ class AsyncCollectivesTest {
             for (int k = 0; k < ops; k++) java.util.Arrays.fill(bufs[k], k + 10 * g.rank());
             if (g.rank() == 1) assertThat(rank0Issued.await(10, TimeUnit.SECONDS)).isTrue();
             List<Integer> completed = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch callbacksRan = new CountDownLatch(ops);
             List<Work> works = new ArrayList<>();
             long t0 = System.nanoTime();
             for (int k = 0; k < ops; k++) {
                 int idx = k;
                 Work w = g.allReduceAsync(bufs[k], 0, n, ReduceOp.SUM);
-                w.future().thenRun(() -> completed.add(idx));
+                w.future().thenRun(() -> {
+                    completed.add(idx);
+                    callbacksRan.countDown();
+                });
                 works.add(w);
             }
             long issueMs = (System.nanoTime() - t0) / 1_000_000;
@@ -40,8 +44,8 @@ class AsyncCollectivesTest {
             for (Work w : works) w.waitFor();
             assertThat(works).allMatch(Work::isSuccess);
             for (int k = 0; k < ops; k++) assertThat(bufs[k][n - 1]).isEqualTo(2 * k + 10f);
-            // callbacks run on the completing thread in completion order
-            Thread.sleep(20);
+            // callbacks run on the completing thread in completion order (waitFor may return before they ran)
+            assertThat(callbacksRan.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(completed).containsExactly(0, 1, 2, 3, 4, 5);
         });
     }

@@ -65,10 +65,13 @@ class LauncherTest {
         String script = "if [ \"$RANK\" = 1 ]; then sleep 0.3; exit 4; fi; sleep " + marker + "; echo never";
         run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 0, null, 1_000, List.of("sh", "-c", script)), status);
         assertThat(status[0]).isEqualTo(4);
-        Thread.sleep(200);
-        long left = ProcessHandle.allProcesses()
-                .filter(ph -> ph.info().commandLine().orElse("").contains("sleep " + marker)).count();
-        assertThat(left).as("grandchild 'sleep " + marker + "' still running").isZero();
+        // the kill is asynchronous: wait (bounded) for the grandchild to be gone rather than for a fixed time
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10), left;
+        while ((left = ProcessHandle.allProcesses().filter(ph -> ph.info().commandLine().orElse("").contains("sleep " + marker)).count()) > 0
+                && System.nanoTime() < until) {
+            Thread.sleep(20); // a poll interval, not a guess at how long the kill takes
+        }
+        assertThat(left).as("grandchild 'sleep " + marker + "' still running 10 s after the launcher returned").isZero();
     }
 
     @Test

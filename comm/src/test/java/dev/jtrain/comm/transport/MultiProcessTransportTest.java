@@ -54,6 +54,7 @@ class MultiProcessTransportTest {
         try (TcpStoreServer server = new TcpStoreServer("127.0.0.1", 0, token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 5_000)) {
             List<Process> ps = new ArrayList<>();
             List<List<String>> lines = new ArrayList<>();
+            List<Thread> pumps = new ArrayList<>();
             for (int r = 0; r < size; r++) {
                 ProcessBuilder pb = new ProcessBuilder(JvmRanks.workerCommand("victim", kind)).redirectErrorStream(true);
                 Map<String, String> env = pb.environment();
@@ -66,13 +67,13 @@ class MultiProcessTransportTest {
                 env.put(RendezvousEnv.TIMEOUT_MS, "20000");
                 Process p = pb.start();
                 List<String> out = new CopyOnWriteArrayList<>();
-                Thread.ofPlatform().daemon().start(() -> {
+                pumps.add(Thread.ofPlatform().daemon().start(() -> {
                     try (var rd = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                         for (String l; (l = rd.readLine()) != null; ) out.add(l);
                     } catch (Exception ignored) {
                         // process gone
                     }
-                });
+                }));
                 ps.add(p);
                 lines.add(out);
             }
@@ -91,7 +92,7 @@ class MultiProcessTransportTest {
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("%s: survivors failed %.2f s after the kill%n", kind, seconds);
                 for (int r = 0; r < 2; r++) {
-                    Thread.sleep(50); // let the pump read the last line
+                    pumps.get(r).join(10_000); // the pump has read the last line once it sees end of stream
                     assertThat(ps.get(r).exitValue()).as("rank " + r + " output " + lines.get(r)).isEqualTo(42);
                     String failure = lines.get(r).stream().filter(l -> l.startsWith("CommException")).findFirst().orElseThrow();
                     // Rank 0 receives from the dead rank 2 and must name it; rank 1 may first see rank 0 give up.

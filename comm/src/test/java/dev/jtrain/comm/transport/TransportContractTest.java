@@ -255,7 +255,10 @@ public abstract class TransportContractTest {
         try {
             float[] in = floats(n, seed), acc = floats(n, seed + 1), before = acc.clone();
             t[0].send(1, 6, MemorySegment.ofArray(in));
-            sleep(300); // past the TCP reader's wait for a late receive: the message gets buffered
+            t[0].send(1, 7, random(1, seed));
+            // messages between two ranks arrive in order: once the later one is in, the first one is complete
+            // (buffered by the TCP reader, or taken from the ring into a buffer to reach the later one)
+            t[1].recv(0, 7, Arena.ofAuto().allocate(1));
             t[1].sendRecvCombine(-1, MemorySegment.NULL, 0, MemorySegment.ofArray(acc), 6, TRIPLE_PLUS);
             assertFolded(acc, before, in);
         } finally {

@@ -74,7 +74,13 @@ class ShmTransportTest extends TransportContractTest {
                     // its transport is closed under it
                 }
             });
-            sleep(300); // the ring is full and the send is stuck
+            // the sender parks only when it can not move a byte: the ring is full and the send is stuck
+            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (sender.getState() != Thread.State.TIMED_WAITING && sender.getState() != Thread.State.WAITING
+                    && System.nanoTime() < until) {
+                Thread.sleep(1); // a poll interval, leaving the core to the sender
+            }
+            assertThat(sender.getState()).isIn(Thread.State.TIMED_WAITING, Thread.State.WAITING);
             t[0].close();
             sender.join();
             t[1].recv(0, 2, Arena.ofAuto().allocate(3));
