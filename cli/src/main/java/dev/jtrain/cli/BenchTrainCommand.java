@@ -29,15 +29,15 @@ import java.util.concurrent.Callable;
         description = "Training-step throughput (tokens/s, MFU) and activation memory of a preset's model on random tokens.")
 final class BenchTrainCommand implements Callable<Integer> {
     @Option(names = "--preset", defaultValue = "small", description = "Preset (default: ${DEFAULT-VALUE}).") String preset;
-    @Option(names = "--steps", defaultValue = "10") int steps;
-    @Option(names = "--warmup", defaultValue = "3") int warmup;
-    @Option(names = "--threads") Integer threads;
+    @Option(names = "--steps", defaultValue = "10", description = "Timed training steps (default: ${DEFAULT-VALUE}).") int steps;
+    @Option(names = "--warmup", defaultValue = "3", description = "Untimed steps first, for JIT warm-up (default: ${DEFAULT-VALUE}).") int warmup;
+    @Option(names = "--threads", description = "Kernel threads (default: all cores).") Integer threads;
     @Option(names = "--vocab", description = "Vocabulary size (default: the preset tokenizer's).") Integer vocab;
-    @Option(names = "--batch-size") Integer batchSize;
-    @Option(names = "--activation-checkpointing") boolean ckpt;
+    @Option(names = "--batch-size", description = "Sequences per step (default: the preset's).") Integer batchSize;
+    @Option(names = "--activation-checkpointing", description = "Recompute block activations in backward.") boolean ckpt;
     @Option(names = "--compare-checkpointing", description = "Run without and with activation checkpointing.") boolean compare;
-    @Option(names = "--peak-gflops") Double peakGflops;
-    @Option(names = "--json") boolean json;
+    @Option(names = "--peak-gflops", description = "Peak GFLOP/s for MFU (default: measured SGEMM).") Double peakGflops;
+    @Option(names = "--json", description = "Print JSON instead of the table.") boolean json;
 
     @Override
     public Integer call() throws Exception {

@@ -33,7 +33,7 @@ final class EvalCommand implements Callable<Integer> {
     Path data;
     @Option(names = "--tokenizer", defaultValue = "gpt2", description = "Tokenizer for text data (default: ${DEFAULT-VALUE}).")
     String tokenizer;
-    @Option(names = "--batch", defaultValue = "4") int batch;
+    @Option(names = "--batch", defaultValue = "4", description = "Windows per forward pass (default: ${DEFAULT-VALUE}).") int batch;
     @Option(names = "--block", description = "Window length T (default: the model's context).") Integer block;
     @Option(names = "--json", description = "Print one JSON object.") boolean json;
 

@@ -47,25 +47,25 @@ final class TrainCommand implements Callable<Integer> {
     Path data;
     @Option(names = "--data-glob", description = "File-name filter inside directories/zips (default: *.java for src.zip, else *).")
     String dataGlob;
-    @Option(names = "--tokenizer", description = "byte or gpt2") String tokenizer;
-    @Option(names = "--n-layer") Integer nLayer;
-    @Option(names = "--n-head") Integer nHead;
-    @Option(names = "--n-embd") Integer nEmbd;
-    @Option(names = "--block-size") Integer blockSize;
-    @Option(names = "--dropout") Float dropout;
-    @Option(names = "--batch-size") Integer batchSize;
-    @Option(names = "--grad-accum") Integer gradAccum;
-    @Option(names = "--max-steps") Integer maxSteps;
+    @Option(names = "--tokenizer", description = "byte (256 symbols, any text) or gpt2 (GPT-2 BPE, 50257 tokens; needed for GPT-2 weights). Default: the preset's.") String tokenizer;
+    @Option(names = "--n-layer", description = "Transformer blocks (default: the preset's).") Integer nLayer;
+    @Option(names = "--n-head", description = "Attention heads per block; must divide --n-embd.") Integer nHead;
+    @Option(names = "--n-embd", description = "Model width (embedding size).") Integer nEmbd;
+    @Option(names = "--block-size", description = "Context length T in tokens (sequence length of each training window).") Integer blockSize;
+    @Option(names = "--dropout", description = "Dropout probability in attention and MLP (0 disables).") Float dropout;
+    @Option(names = "--batch-size", description = "Sequences per micro-batch, global: split across the data-parallel ranks.") Integer batchSize;
+    @Option(names = "--grad-accum", description = "Micro-batches accumulated per optimizer step (global batch = batch size x this).") Integer gradAccum;
+    @Option(names = "--max-steps", description = "Optimizer steps to run (upper bound; --max-seconds may stop earlier).") Integer maxSteps;
     @Option(names = "--max-seconds", description = "Wall-clock budget; 0 = none.") Double maxSeconds;
-    @Option(names = "--lr") Float lr;
-    @Option(names = "--min-lr") Float minLr;
-    @Option(names = "--warmup-steps") Integer warmup;
-    @Option(names = "--decay-steps") Integer decaySteps;
-    @Option(names = "--weight-decay") Float weightDecay;
-    @Option(names = "--grad-clip") Float gradClip;
-    @Option(names = "--eval-interval") Integer evalInterval;
-    @Option(names = "--eval-batches") Integer evalBatches;
-    @Option(names = "--seed") Long seed;
+    @Option(names = "--lr", description = "Peak learning rate of AdamW, reached after the warmup.") Float lr;
+    @Option(names = "--min-lr", description = "Learning rate at the end of the cosine decay.") Float minLr;
+    @Option(names = "--warmup-steps", description = "Steps of linear learning-rate warmup.") Integer warmup;
+    @Option(names = "--decay-steps", description = "Steps of the cosine decay, counted from step 0 (0 = --max-steps).") Integer decaySteps;
+    @Option(names = "--weight-decay", description = "AdamW decoupled weight decay, applied to matrices only (not biases or layer norms).") Float weightDecay;
+    @Option(names = "--grad-clip", description = "Clip the global gradient norm to this (0 = off).") Float gradClip;
+    @Option(names = "--eval-interval", description = "Steps between validation-loss evaluations (0 = only at the end).") Integer evalInterval;
+    @Option(names = "--eval-batches", description = "Batches averaged per validation-loss estimate.") Integer evalBatches;
+    @Option(names = "--seed", description = "Seed for initial weights, data order and dropout (a run is reproducible from it).") Long seed;
     @Option(names = "--activation-checkpointing", description = "Recompute block activations in backward.") Boolean ckpt;
     @Option(names = "--data-max-bytes", description = "Use at most this many bytes of source text.") Long dataMaxBytes;
     @Option(names = "--sample-tokens", description = "Tokens to generate after training.") Integer sampleTokens;
@@ -125,7 +125,7 @@ final class TrainCommand implements Callable<Integer> {
         dev.jtrain.comm.ProcessGroup pg = worker ? dev.jtrain.comm.ProcessGroups.initFromEnv() : null;
         if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && System.getenv("JTRAIN_THREADS") == null) {
             // ranks started by an engine share the node's cores as the launcher would share them
-            Parallel.setThreads(Math.max(1, Runtime.getRuntime().availableProcessors() / ranks.get().localWorldSize()));
+            Parallel.setThreads(dev.jtrain.comm.launch.CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
         }
         try {
             return train(s, pg);

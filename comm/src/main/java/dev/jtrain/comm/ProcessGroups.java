@@ -1,5 +1,6 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.launch.CpuBinding;
 import dev.jtrain.comm.launch.Rendezvous;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportOptions;
@@ -9,7 +10,9 @@ import dev.jtrain.comm.transport.Transports;
  * {@code env://} initialisation, the counterpart of {@code torch.distributed.init_process_group("env://")}: reads
  * RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JTRAIN_JOB_TOKEN ... (set by {@code jtrain launch}), meets the other
  * ranks in the job's store, connects the transport (shared memory on this host, TCP across hosts;
- * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}.
+ * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}. Ranks
+ * sharing a host are first bound to disjoint CPUs unless something else bound them ({@link CpuBinding};
+ * {@code JTRAIN_CPU_BIND=none} turns it off).
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
  * transport and the store connection).
@@ -21,6 +24,8 @@ public final class ProcessGroups {
 
     public static ProcessGroup initFromEnv(ProcessGroupOptions options) {
         Rendezvous rdv = Rendezvous.fromEnv();
+        // before the transport starts its threads (they inherit the mask): see CpuBinding for why
+        CpuBinding.bindLocalRank(System.getenv(CpuBinding.ENV), rdv.localRank(), rdv.localWorldSize());
         Transport transport = null;
         try {
             transport = Transports.create(TransportOptions.defaults(rdv.timeoutMs()), rdv.store(), rdv.rank(), rdv.worldSize());

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Run-to-run stability of the large all-reduce, 2 ranks on one host: N consecutive runs, each a fresh pair of
+# processes (the mode used to be decided at process start), jtrain with CPU binding on (default), jtrain with it off
+# (JTRAIN_CPU_BIND=none, the old behaviour) and Open MPI (mpi4py; binds to cores by default at 2 ranks), one after
+# the other in every round so all three see the same machine. Prints median time (us) and busbw (GB/s) at 4 MiB and
+# 64 MiB per run, then the min/median/max over runs.
+#
+# The cause of the old slow mode is shown with ONE_CPU=1: a fourth column runs jtrain with both ranks confined to CPU 0
+# (taskset), which is what an unlucky process start used to amount to.
+#
+# usage: bench/allreduce_runs.sh [RUNS=10]     (peers from $JTRAIN_PEERS_DIR, default /work/shared/peers)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUNS="${1:-10}"
+PEERS="${JTRAIN_PEERS_DIR:-/work/shared/peers}"
+if [ -f "$PEERS/env.sh" ]; then set +u; source "$PEERS/env.sh"; set -u; fi
+PY="${PY:-/usr/bin/python3}"
+have_mpi=1
+if [ ! -f "$PEERS/mpi_bench.py" ] || ! command -v mpirun >/dev/null; then
+  echo "allreduce_runs: no mpirun or $PEERS/mpi_bench.py; running jtrain only (see /work/shared/peers/README.md)" >&2
+  have_mpi=0
+fi
+OUT="$(mktemp -d /tmp/allreduce_runs.XXXXXX)"
+echo "# results in $OUT"
+
+jtrain_run() { # $1 = JTRAIN_CPU_BIND value, then an optional command prefix; prints "t4 bw4 t64 bw64"
+  local bind="$1"; shift
+  JTRAIN_CPU_BIND="$bind" "$@" "$ROOT/jtrain" bench comm --nproc 2 --op all_reduce --sizes 4M,64M 2>>"$OUT/stderr.log" \
+    | awk '$1 == 4194304 {a = $4 " " $6} $1 == 67108864 {b = $4 " " $6} END {print a, b}'
+}
+mpi_run() {
+  mpirun --allow-run-as-root -np 2 "$PY" "$PEERS/mpi_bench.py" allreduce 2>>"$OUT/stderr.log" \
+    | awk '$2 == "1MiB" {next} $2 == "16MiB" {next} $2 == "64MiB" {b = $3 * 1000 " " $5} END {print "-", "-", b}'
+}
+
+printf "%-4s | %-28s | %-28s | %-16s | %s\n" run "jtrain (bind auto) 4M   64M" "jtrain (bind none) 4M   64M" "Open MPI 64M" \
+  "$([ "${ONE_CPU:-0}" = 1 ] && echo "jtrain, both ranks on CPU 0: 4M   64M")"
+printf "%-4s | %-28s | %-28s | %-16s |\n" "" "us  GB/s   us  GB/s" "us  GB/s   us  GB/s" "us  GB/s"
+for i in $(seq 1 "$RUNS"); do
+  a=$(jtrain_run auto); b=$(jtrain_run none); m="- - - -"; c=""
+  [ "$have_mpi" = 1 ] && m=$(mpi_run)
+  [ "${ONE_CPU:-0}" = 1 ] && c=$(jtrain_run none taskset -c 0)
+  echo "$i $a" >> "$OUT/bind_auto.txt"; echo "$i $b" >> "$OUT/bind_none.txt"; echo "$i $m" >> "$OUT/mpi.txt"
+  [ -n "$c" ] && echo "$i $c" >> "$OUT/one_cpu.txt"
+  read -r a1 a2 a3 a4 <<<"$a"; read -r b1 b2 b3 b4 <<<"$b"; read -r _ _ m3 m4 <<<"$m"
+  printf "%-4s | %6s %5s %8s %5s | %6s %5s %8s %5s | %8s %5s | %s\n" "$i" "$a1" "$a2" "$a3" "$a4" "$b1" "$b2" "$b3" "$b4" "$m3" "$m4" "$c"
+done
+summary() { sort -g -k"$2" "$OUT/$1" | awk -v c="$2" '{v[NR] = $c} END {printf "min %s  median %s  max %s", v[1], v[int((NR + 1) / 2)], v[NR]}'; }
+echo
+echo "64 MiB time (us) over $RUNS runs:"
+echo "  jtrain bind auto: $(summary bind_auto.txt 4)"
+echo "  jtrain bind none: $(summary bind_none.txt 4)"
+[ "$have_mpi" = 1 ] && echo "  Open MPI:         $(summary mpi.txt 4)"
+[ -f "$OUT/one_cpu.txt" ] && echo "  jtrain, 1 CPU:    $(summary one_cpu.txt 4)" || true
+echo "4 MiB time (us):"
+echo "  jtrain bind auto: $(summary bind_auto.txt 2)"
+echo "  jtrain bind none: $(summary bind_none.txt 2)"
