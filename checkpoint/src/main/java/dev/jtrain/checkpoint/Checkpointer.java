@@ -95,13 +95,13 @@ public final class Checkpointer implements AutoCloseable {
         this.copier = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("checkpoint-copier-rank" + rank).factory());
         if (this.group != null) {
             // The exchanges save planning makes, once, now (construction is collective anyway): the sub-group's
-            // channels are set up on first use, which cost the first checkpoint of a trainer ~100-200 ms of stall.
+            // channels are set up on first use, which would stall the first checkpoint of a trainer.
             byte[] hello = {1};
             ByteExchange.gather(this.group, hello, 0);
             ByteExchange.broadcast(this.group, hello, 0);
         }
-        // On the idle writer thread, the first use of what a save needs (measured in a 2-process trainer: the first
-        // checkpoint blocked training 250-420 ms, later ones 2-20 ms): the JSON mapper for planning, and the native
+        // On the idle writer thread, the first use of what a save needs (without it the first checkpoint blocks
+        // training many times longer than later ones; bench/MEASUREMENTS.md, "first save"): the JSON mapper for planning, and the native
         // calls (mmap/madvise for staging, the O_DIRECT writer), whose method handles link on first use. A failure
         // here only loses the warm-up.
         boolean planning = this.group != null;

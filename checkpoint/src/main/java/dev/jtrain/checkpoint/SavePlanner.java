@@ -101,8 +101,8 @@ public final class SavePlanner {
 
     /**
      * Runs the planning path once on a two-rank toy layout, without collectives, so the first real save does not pay
-     * for the JSON mapper's and the merge's first use while training waits (about 0.5 s of the first save's planning
-     * with 2 processes measured here, against 20-27 ms for a cache miss in a warm process).
+     * for the JSON mapper's and the merge's first use while training waits (that first use costs tens of times a
+     * warm cache miss; bench/MEASUREMENTS.md, "first save").
      */
     static void warmUp() {
         List<LocalPlan> locals = new ArrayList<>();

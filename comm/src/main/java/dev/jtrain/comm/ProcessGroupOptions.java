@@ -26,10 +26,9 @@ import java.util.Map;
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
                                   long chunkBytes, CostModel costModel, HostTopology topology) {
     /**
-     * Large on purpose: every chunk is one transport call, i.e. one rendezvous of two ranks, and on the 2-core
-     * boxes we measured (2026-11, ShmTransport, ring all-reduce of 64 MiB, 2 ranks) 32-64 MiB chunks ran ~17.5 ms
-     * against ~20-38 ms with 16 MiB and ~25-37 ms with 0.5-4 MiB: the call overhead outweighs keeping the reduced
-     * chunk in cache. Pipelined algorithms (chain, double tree) pipeline only beyond this size.
+     * Large on purpose: every chunk is one transport call, i.e. one rendezvous of two ranks, and on small machines
+     * that call overhead outweighs keeping the reduced chunk in cache (figures: bench/MEASUREMENTS.md, "chunk
+     * size"). Pipelined algorithms (chain, double tree) pipeline only beyond this size.
      */
     public static final long DEFAULT_CHUNK_BYTES = 32L << 20;
     public static final long OVERSUBSCRIBED_CHUNK_BYTES = 64L << 20;

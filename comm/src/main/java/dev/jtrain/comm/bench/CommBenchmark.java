@@ -123,8 +123,8 @@ public final class CommBenchmark {
      * {@link #WARMUP_NANOS_PER_SIZE} ({@link #FIRST_WARMUP_NANOS} for the first), as JMH's time-based warm-up does: in rounds of doubling length, after each
      * of which the ranks agree on the slowest rank's elapsed time (an all-reduce MAX), so all run the same count.
      * Every other call is preceded by a barrier, as in the timed loop: otherwise the barrier's own path is still
-     * interpreted when timing starts, ranks leave it out of step, and the first size's median came out 5-10x too high
-     * at 4 ranks on 2 cores (130-240 us where the same size measured later gave 20-40 us).
+     * interpreted when timing starts, ranks leave it out of step, and the first size's median comes out several
+     * times too high when ranks outnumber cores.
      */
     private static void warmUpFor(ProcessGroup g, Runnable op, Arena arena, long warmupNanos) {
         MemorySegment t = arena.allocate(8, 8);

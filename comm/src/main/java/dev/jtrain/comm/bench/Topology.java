@@ -104,7 +104,7 @@ public final class Topology {
     /**
      * Untimed ping-pong for {@link #WARMUP_NANOS}: a fresh JVM runs its first thousands of round trips interpreted
      * while C2 compiles on the same two cores, and then a peer that is descheduled for a millisecond puts the median
-     * at ~1 ms (it read 1,174 us here where the warm figure is 2-5 us). Side {@code a} decides when to stop and says so
+     * near a millisecond, hundreds of times the warm figure. Side {@code a} decides when to stop and says so
      * in the second float of the ping, so both sides run the same count.
      */
     private static void warmUp(ProcessGroup pg, boolean a, int peer, float[] ping) {

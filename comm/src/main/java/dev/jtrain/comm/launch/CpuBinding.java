@@ -20,9 +20,9 @@ import java.util.stream.Stream;
  *
  * <p>Why: ranks that exchange through shared memory poll for each other's bytes. Left to the scheduler, two ranks'
  * hot threads sometimes end up on one CPU for a whole run while another idles; neither is preempted often enough
- * for the load balancer to move it. The run is then 2-4x slower, and which way a run goes is decided at process
- * start: {@code jtrain bench comm --nproc 2}, 64 MiB all-reduce, gave ~6 ms in some runs and ~12 ms in others,
- * and always the slow figure with both ranks pinned to one CPU. Disjoint sets remove the slow mode.
+ * for the load balancer to move it. The run is then 2-4x slower, decided at process start; pinning both ranks to
+ * one CPU reproduces the slow figure every time (bench/allreduce_runs.sh, bench/MEASUREMENTS.md "CPU binding").
+ * Disjoint sets remove the slow mode.
  *
  * <p>Policy ({@link #sliceFor}): only when nobody bound the process already (its allowed set is every online CPU:
  * {@code srun --cpu-bind} or {@code mpirun --bind-to core} have their say) and the host has at least one CPU per

@@ -6,8 +6,8 @@ package dev.jtrain.comm.transport;
  * communication thread running async work beside compute threads (so it must give the core away soon).
  *
  * <p>Why it matters: on a VM, once a waiter stops spinning, even a {@code sched_yield} adds tens of microseconds,
- * and two ranks that each see the other late stay in that slow rhythm (measured: a 4 KiB all-reduce at 2 ranks
- * settles at either 1.5 us or 110 us per call with a 50 us spin budget, and always at 1.5 us with 1 ms).
+ * and two ranks that each see the other late stay in that slow rhythm; a blocked caller's longer spin keeps them
+ * out of it (bench/MEASUREMENTS.md, "spin budget").
  *
  * <p>Threading: per thread; set around one call by the process group.
  */

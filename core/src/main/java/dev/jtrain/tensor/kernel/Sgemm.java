@@ -44,14 +44,14 @@ public final class Sgemm {
 
     /**
      * Problems with at most this many rows skip packing ({@link SgemmSmall}): packing B costs k * n loads and
-     * stores, as much as the m * k * n FMAs when m is a few rows, and an MR = 12 tile would be mostly padding.
-     * Measured at n = k = 1024, 1 thread: m = 1 unpacked 38 GFLOP/s vs packed 5; m = 16: 57 vs 48.
+     * stores, as much as the m * k * n FMAs when m is a few rows, and an MR = 12 tile would be mostly padding
+     * (figures: bench/MEASUREMENTS.md, "unpacked SGEMM").
      */
     static final int SMALL_M = Integer.getInteger("jtrain.sgemm.smallM", 16);
     /**
-     * Problems with m * n * k at most this and B not transposed skip packing too: 64^3 runs at ~95 GFLOP/s
-     * unpacked vs ~66 packed, 96^3 about equal. (With B transposed the unpacked form is dot products, whose
-     * horizontal sums make it slower than packing at every size measured.)
+     * Problems with m * n * k at most this and B not transposed skip packing too: below it the packing copies cost
+     * more than they save, and the two break even around 96^3 (bench/MEASUREMENTS.md, "unpacked SGEMM"). With B
+     * transposed the unpacked form is dot products, whose horizontal sums make it slower than packing at any size.
      */
     static final long SMALL_VOLUME = Long.getLong("jtrain.sgemm.smallVolume", 80L * 80 * 80);
 

@@ -14,10 +14,9 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Why the shapes: Zen 4 has 32 vector registers; 12 x 2 vectors uses 24 accumulators + 2 B + 1 broadcast,
  * the largest tile that fits (fewer loads per FMA), and 6 x 2 fits the 16 registers of AVX2 machines. On the
- * Zen 4 here the kernels alone reach ~115 GFLOP/s per core on L2-resident panels with 512-bit and with 256-bit
- * vectors (Zen 4 splits a 512-bit op into two 256-bit halves), but the whole GEMM at 1024^3 measured 10-15%
- * slower with 256-bit (70-80 vs 86-101 GFLOP/s, alternating runs): twice the instructions and half-width
- * packing copies. Hence 512-bit wherever it is the preferred species.
+ * Zen 4 the kernels alone run as fast with 256-bit as with 512-bit vectors (it splits a 512-bit op into two
+ * halves), but the whole GEMM is 10-15% slower with 256-bit: twice the instructions and half-width packing copies
+ * (bench/MEASUREMENTS.md, "vector width"). Hence 512-bit wherever it is the preferred species.
  *
  * <p>Why the accumulators are spilled to {@code tile} instead of being written to C in the kernel: a kernel
  * that also holds the alpha/beta/edge write-back grows past what C1 can compile ("out of virtual registers"),

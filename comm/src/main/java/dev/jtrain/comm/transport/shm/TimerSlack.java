@@ -7,8 +7,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * Shrinks the Linux timer slack of a waiting thread from the default 50 us to 1 ns ({@code prctl(PR_SET_TIMERSLACK)}),
- * so that {@code LockSupport.parkNanos(5_000)} sleeps about 5 us rather than 55+: measured here, a 1 us park took
- * 80 us before and 37 us after under load. Short, precise parks are what let oversubscribed ranks (4 on 2 cores)
+ * so that {@code LockSupport.parkNanos(5_000)} sleeps about 5 us rather than 55+ (bench/MEASUREMENTS.md, "timer
+ * slack"). Short, precise parks are what let oversubscribed ranks (4 on 2 cores)
  * give the CPU away and still answer quickly. A no-op where prctl is unavailable.
  *
  * <p>Threading: per thread; each thread pays the call once.
