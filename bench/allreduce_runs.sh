@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Run-to-run stability of the large all-reduce, 2 ranks on one host: N consecutive runs, each a fresh pair of
-# processes (the mode used to be decided at process start), jtrain with CPU binding on (default), jtrain with it off
-# (JTRAIN_CPU_BIND=none, the old behaviour) and Open MPI (mpi4py; binds to cores by default at 2 ranks), one after
-# the other in every round so all three see the same machine. Prints median time (us) and busbw (GB/s) at 4 MiB and
+# processes (the mode is decided at process start), jtrain with CPU binding (JTRAIN_CPU_BIND=auto), jtrain without
+# (the default) and Open MPI (mpi4py; binds to cores by default at 2 ranks), one after the other in every round so all
+# see the same machine. Prints median time (us) and busbw (GB/s) at 4 MiB and
 # 64 MiB per run, then the min/median/max over runs.
 #
-# The cause of the old slow mode is shown with ONE_CPU=1: a fourth column runs jtrain with both ranks confined to CPU 0
-# (taskset), which is what an unlucky process start used to amount to.
+# ONE_CPU=1 adds a column with both ranks confined to CPU 0 (taskset): the slow mode two ranks sharing a CPU give.
 #
 # usage: bench/allreduce_runs.sh [RUNS=10]     (peers from $JTRAIN_PEERS_DIR, default /work/shared/peers)
 set -euo pipefail

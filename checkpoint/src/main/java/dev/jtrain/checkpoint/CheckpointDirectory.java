@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -60,14 +61,14 @@ public final class CheckpointDirectory {
     }
 
     /** The directory {@code latest} names, if the pointer exists. */
-    public static java.util.Optional<Path> latest(Path root) {
+    public static Optional<Path> latest(Path root) {
         try {
             String name = Files.readString(root.resolve(LATEST), StandardCharsets.UTF_8).strip();
             if (stepOf(Path.of(name)).isEmpty())
                 throw new CheckpointException("pointer " + root.resolve(LATEST) + " holds '" + name + "', not a step directory name");
-            return java.util.Optional.of(root.resolve(name));
+            return Optional.of(root.resolve(name));
         } catch (NoSuchFileException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         } catch (IOException e) {
             throw new CheckpointException("cannot read " + root.resolve(LATEST) + ": " + e, e);
         }

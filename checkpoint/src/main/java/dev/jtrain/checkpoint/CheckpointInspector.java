@@ -8,6 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,7 @@ public final class CheckpointInspector {
                 String item = e.getKey();
                 long cursor = 0;
                 List<CheckpointMetadata.Piece> ps = new ArrayList<>(e.getValue().pieces());
-                ps.sort(java.util.Comparator.comparingLong(CheckpointMetadata.Piece::offset));
+                ps.sort(Comparator.comparingLong(CheckpointMetadata.Piece::offset));
                 for (CheckpointMetadata.Piece p : ps) {
                     if (p.offset() > cursor) problems.add("item " + item + ": elements [" + cursor + ", " + p.offset() + ") are in no piece");
                     cursor = Math.max(cursor, p.offset() + p.length());

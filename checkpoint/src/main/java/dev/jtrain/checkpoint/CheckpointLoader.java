@@ -49,7 +49,10 @@ final class CheckpointLoader {
     private final StagingPool staging;
     private final SpanSink spans;
 
-    CheckpointLoader(ProcessGroup group, int rank, int world, StagingPool staging, SpanSink spans) {
+    private final boolean directIo;
+
+    CheckpointLoader(ProcessGroup group, int rank, int world, StagingPool staging, SpanSink spans, boolean directIo) {
+        this.directIo = directIo;
         this.group = group;
         this.rank = rank;
         this.world = world;
@@ -148,7 +151,7 @@ final class CheckpointLoader {
         LiveSwaps swaps = new LiveSwaps();
         List<Deferred> deferred = new ArrayList<>();
         boolean applied = false;
-        try (PieceReader reader = new PieceReader(dir, plans, rank)) {
+        try (PieceReader reader = new PieceReader(dir, plans, rank, directIo)) {
             long r0 = System.nanoTime();
             reader.start(layout, stage);
             String error = null;

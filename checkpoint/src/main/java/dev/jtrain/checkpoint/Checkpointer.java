@@ -1,13 +1,19 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.comm.JTrainCommException;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.tensor.state.Stateful;
 import dev.jtrain.tensor.state.TensorShard;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Saves and loads distributed checkpoints of named {@link Stateful} parts (model, optimizer, trainer...), for one
@@ -44,7 +51,7 @@ import java.util.concurrent.Executors;
  * <p>Threading: call {@code save}, {@code load} and {@code close} from one thread (the training thread).
  */
 public final class Checkpointer implements AutoCloseable {
-    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     /**
      * Test hook: the overlapped snapshot waits this many milliseconds before copying, so a test can show that
      * training which does not call {@link #awaitSnapshot()} before changing the state would leak into the checkpoint.
@@ -56,21 +63,12 @@ public final class Checkpointer implements AutoCloseable {
         return CPU.isCurrentThreadCpuTimeSupported() ? CPU.getCurrentThreadCpuTime() : -1;
     }
 
-    /**
-     * Shard files are written past the page cache (O_DIRECT), and read past it where they are not cached (see
-     * PieceReader), unless {@code -Djtrain.checkpoint.directIo=false}. Measured on the
-     * 2-core VM of the README (dd, and CheckpointBenchmark with directIo on and off): a buffered write of 512 MiB took 0.2-1.8 s of CPU time
-     * (page-cache copy and reclaim) that a training loop on the same cores loses, a direct one 0.03-0.05 s (CRC32C
-     * included), at the same disk throughput for the save alone.
-     */
-    static boolean directIo() {
-        return !"false".equals(System.getProperty("jtrain.checkpoint.directIo"));
-    }
 
     private final ProcessGroup group;
     private final int rank, world;
     private final SavePlanner planner = new SavePlanner();
-    private final StagingPool staging = new StagingPool();
+    private final CheckpointerOptions settings;
+    private final StagingPool staging;
     private final ExecutorService writer;
     /** Copies an overlapped snapshot into staging while the writer writes behind it and training goes on. */
     private final ExecutorService copier;
@@ -81,10 +79,14 @@ public final class Checkpointer implements AutoCloseable {
     private long pendingStep = -1;
 
     /** @param group the data-parallel group, or null for one process */
-    public Checkpointer(ProcessGroup group) {
+    public Checkpointer(ProcessGroup group) { this(group, CheckpointerOptions.defaults()); }
+
+    public Checkpointer(ProcessGroup group, CheckpointerOptions settings) {
+        this.settings = settings;
+        this.staging = new StagingPool(settings.hugePages());
         if (group != null) {
             int[] all = new int[group.size()];
-            java.util.Arrays.setAll(all, i -> i);
+            Arrays.setAll(all, i -> i);
             this.group = group.newGroup(all).orElseThrow();
         } else {
             this.group = null;
@@ -108,10 +110,10 @@ public final class Checkpointer implements AutoCloseable {
         writer.execute(() -> {
             try {
                 if (planning) SavePlanner.warmUp();
-                try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
-                    StagingMemory.allocate(a, StagingMemory.HUGE, 4096); // mapped, never touched: costs no memory
+                try (Arena a = Arena.ofConfined()) {
+                    StagingMemory.allocate(a, StagingMemory.HUGE, 4096, settings.hugePages()); // mapped, never touched
                 }
-                PosixWriter.available();
+                PosixWriter.supported();
             } catch (RuntimeException e) {
                 // the first save pays for it instead
             }
@@ -233,7 +235,7 @@ public final class Checkpointer implements AutoCloseable {
     private void submit(Job job, StagingPool.Buffer buf, Path dir) {
         try {
             pending = CompletableFuture.supplyAsync(job::run, writer);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             staging.release(buf);
             throw new CheckpointException("rank " + rank + ": cannot save " + dir + ": this Checkpointer is closed", e);
         }
@@ -287,7 +289,7 @@ public final class Checkpointer implements AutoCloseable {
      */
     public LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
         awaitPrevious();
-        return new CheckpointLoader(group, rank, world, staging, spans).load(root, state, options);
+        return new CheckpointLoader(group, rank, world, staging, spans, settings.directIo()).load(root, state, options);
     }
 
     /** Waits for the save in flight (rethrowing its failure), then frees staging and the writer thread. */
@@ -335,7 +337,7 @@ public final class Checkpointer implements AutoCloseable {
                 ShardFileWriter.Written w = ShardFileWriter.write(dir.resolve(file), plan.writes().get(rank),
                         plan.layout().get(rank).shards(), snap,
                         Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())),
-                        directIo());
+                        settings);
                 snap.awaitEnd(); // the copier's CRCs of trailing empty pieces come after its last chunk
                 List<String> crcs = new ArrayList<>();
                 for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
@@ -381,7 +383,7 @@ public final class Checkpointer implements AutoCloseable {
                         outcome = "rank " + rank + " got an unexpected answer from the coordinator (kind '" + (char) SaveMessage.kind(verdict)
                                 + "'); the ranks are out of step";
                 }
-            } catch (dev.jtrain.comm.JTrainCommException e) {
+            } catch (JTrainCommException e) {
                 // a rank died or hung before the commit: nothing was committed, 'latest' did not move
                 throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " not committed: lost the other ranks"
                         + " while committing (" + (report.error() != null ? report.error() : "my file " + file + " was durable")
@@ -420,7 +422,7 @@ public final class Checkpointer implements AutoCloseable {
                     }
                 }
                 for (CheckpointMetadata.Item it : items.values())
-                    it.pieces().sort(java.util.Comparator.comparingLong(CheckpointMetadata.Piece::offset));
+                    it.pieces().sort(Comparator.comparingLong(CheckpointMetadata.Piece::offset));
                 Map<String, List<Map<String, String>>> state = new LinkedHashMap<>();
                 for (RankReport r : reports)
                     r.state().forEach((k, v) -> state.computeIfAbsent(k, x -> new ArrayList<>()).add(v));

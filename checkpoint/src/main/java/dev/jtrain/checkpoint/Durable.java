@@ -3,6 +3,7 @@ package dev.jtrain.checkpoint;
 import dev.jtrain.tensor.io.DurableFiles;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -19,7 +20,7 @@ final class Durable {
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            ByteBuffer b = ByteBuffer.wrap(bytes);
             while (b.hasRemaining()) ch.write(b);
             ch.force(true);
         }

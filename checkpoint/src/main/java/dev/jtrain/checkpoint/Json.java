@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 
+import java.io.IOException;
+
 /** The one JSON mapper of the module: plans on the wire and metadata on disk (records, strict on read). */
 final class Json {
     static final JsonMapper MAPPER = JsonMapper.builder()
@@ -28,7 +30,7 @@ final class Json {
     static <T> T read(byte[] json, Class<T> type) {
         try {
             return MAPPER.readValue(json, type);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new CheckpointException("cannot parse " + type.getSimpleName() + " JSON: " + e.getMessage(), e);
         }
     }

@@ -5,6 +5,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Moves loaded values into live buffers while the load is still reading, yet can put every live value back if the load
@@ -32,8 +33,8 @@ final class LiveSwaps {
     void swap(MemorySegment stage, long stageOffset, float[] live, int liveOffset, int count) {
         if (count == 0) return;
         // checked and logged before anything moves: an exchange that starts always finishes, so undo is exact
-        java.util.Objects.checkFromIndexSize(liveOffset, count, live.length);
-        java.util.Objects.checkFromIndexSize(stageOffset, 4L * count, stage.byteSize());
+        Objects.checkFromIndexSize(liveOffset, count, live.length);
+        Objects.checkFromIndexSize(stageOffset, 4L * count, stage.byteSize());
         log.add(new Swap(stage, stageOffset, live, liveOffset, count));
         exchange(stage, stageOffset, live, liveOffset, count);
     }

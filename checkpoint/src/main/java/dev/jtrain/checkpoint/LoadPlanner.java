@@ -2,6 +2,7 @@ package dev.jtrain.checkpoint;
 
 import dev.jtrain.tensor.state.TensorShard;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -27,7 +28,7 @@ final class LoadPlanner {
 
     private LoadPlanner() {}
 
-    static List<ShardPlan> plan(CheckpointMetadata m, java.nio.file.Path dir, List<TensorShard> live, List<PlannedShard> local) {
+    static List<ShardPlan> plan(CheckpointMetadata m, Path dir, List<TensorShard> live, List<PlannedShard> local) {
         List<ShardPlan> out = new ArrayList<>();
         for (int i = 0; i < live.size(); i++) {
             TensorShard t = live.get(i);
@@ -46,7 +47,7 @@ final class LoadPlanner {
     }
 
     /** Greedy minimal cover of [offset, offset + length) by saved pieces; a gap is an error naming the elements. */
-    private static List<Source> cover(java.nio.file.Path dir, PlannedShard want, CheckpointMetadata.Item item) {
+    private static List<Source> cover(Path dir, PlannedShard want, CheckpointMetadata.Item item) {
         List<CheckpointMetadata.Piece> ps = new ArrayList<>(item.pieces());
         ps.sort(Comparator.comparingLong(CheckpointMetadata.Piece::offset));
         long cursor = want.offset(), end = want.offset() + want.length();

@@ -4,11 +4,14 @@ import dev.jtrain.tensor.io.SafetensorsException;
 import dev.jtrain.tensor.io.SafetensorsReader;
 import dev.jtrain.tensor.io.TensorInfo;
 
+import com.sun.nio.file.ExtendedOpenOption;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -17,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.zip.CRC32C;
 
 /**
@@ -136,7 +140,10 @@ final class PieceReader implements AutoCloseable {
     private boolean interruptedWhileWaiting; // loading thread only
 
     /** @param plans the load's plan, to name items in errors */
-    PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans, int rank) {
+    private final boolean directIo;
+
+    PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans, int rank, boolean directIo) {
+        this.directIo = directIo;
         this.dir = dir;
         this.plans = plans;
         this.rank = rank;
@@ -387,7 +394,7 @@ final class PieceReader implements AutoCloseable {
     }
 
     /** Fails every piece of {@code run} that has not finished landing with {@code why(piece, item)}. */
-    private synchronized void failUnfinished(ReadLayout.Run run, java.util.function.BiFunction<CheckpointMetadata.Piece, String, CheckpointException> why) {
+    private synchronized void failUnfinished(ReadLayout.Run run, BiFunction<CheckpointMetadata.Piece, String, CheckpointException> why) {
         for (int k = 0; k < run.pieces().size(); k++) {
             int i = run.first() + k;
             if (!finished[i] && failed[i] == null) failed[i] = why.apply(run.pieces().get(k), itemOf(run.pieces().get(k)));
@@ -420,15 +427,15 @@ final class PieceReader implements AutoCloseable {
 
     /**
      * A second channel on {@code path} that reads past the page cache, or null: direct I/O is off
-     * ({@code -Djtrain.checkpoint.directIo=false}), the file system refuses it (tmpfs before Linux 6.6), or its block
+     * ({@link CheckpointerOptions#directIo}), the file system refuses it (tmpfs before Linux 6.6), or its block
      * size does not divide the alignment the staging layout keeps.
      */
-    private static FileChannel openDirect(Path path) {
-        if (!Checkpointer.directIo()) return null;
+    private FileChannel openDirect(Path path) {
+        if (!directIo) return null;
         try {
-            long block = java.nio.file.Files.getFileStore(path).getBlockSize();
+            long block = Files.getFileStore(path).getBlockSize();
             if (block <= 0 || ReadLayout.ALIGN % block != 0) return null;
-            return FileChannel.open(path, StandardOpenOption.READ, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+            return FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT);
         } catch (IOException | UnsupportedOperationException e) {
             return null; // buffered reads work everywhere
         }

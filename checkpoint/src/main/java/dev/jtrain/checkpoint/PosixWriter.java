@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
@@ -25,7 +26,7 @@ import java.nio.file.Path;
  * </ul>
  * Either way the file is fsynced before it is renamed into place.
  *
- * <p>{@link #available()} is false off Linux or without native access; callers then use FileChannel.
+ * <p>{@link #supported()} is false off Linux or without native access; callers then use FileChannel.
  */
 final class PosixWriter implements AutoCloseable {
     private static final int O_WRONLY = 1, O_CREAT = 0100, O_TRUNC = 01000, O_CLOEXEC = 02000000;
@@ -39,7 +40,7 @@ final class PosixWriter implements AutoCloseable {
     /** Alignment O_DIRECT needs of buffer address, file offset and length (the largest logical block size in use). */
     static final long DIRECT_ALIGN = 4096;
     private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CAPTURE.varHandle(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+    private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
     private static final MethodHandle OPEN = Libc.function("open",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
@@ -60,9 +61,8 @@ final class PosixWriter implements AutoCloseable {
     private final boolean direct;
     private int fd;
 
-    static boolean available() {
-        return NATIVE && !"false".equals(System.getProperty("jtrain.checkpoint.syncFileRange"));
-    }
+    /** Whether libc's open/pwrite/sync_file_range/fsync were found (Linux). */
+    static boolean supported() { return NATIVE; }
 
     /**
      * Opens {@code file} for writing, with O_DIRECT if {@code direct} and the file system takes it (tmpfs before

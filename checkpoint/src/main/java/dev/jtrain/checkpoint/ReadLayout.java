@@ -2,6 +2,7 @@ package dev.jtrain.checkpoint;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +55,7 @@ final class ReadLayout {
         Map<CheckpointMetadata.Piece, Long> at = new LinkedHashMap<>();
         List<Run> runs = new ArrayList<>();
         long cursor = 0; // staging in use so far, block-aligned
-        if (new java.util.HashSet<>(readOrder).size() != readOrder.size())
+        if (new HashSet<>(readOrder).size() != readOrder.size())
             throw new IllegalArgumentException("a piece is in the read order twice: " + readOrder);
         for (int i = 0; i < readOrder.size(); ) {
             CheckpointMetadata.Piece head = readOrder.get(i);

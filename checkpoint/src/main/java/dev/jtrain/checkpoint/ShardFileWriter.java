@@ -1,10 +1,13 @@
 package dev.jtrain.checkpoint;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.jtrain.tensor.io.SafetensorsLayout;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -12,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -42,7 +46,8 @@ final class ShardFileWriter {
      * the data section's alignment ({@link #DATA_ALIGN}) allows.
      */
     static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, Snapshot snapshot,
-                         Map<String, String> headerMetadata, boolean direct) throws IOException {
+                         Map<String, String> headerMetadata, CheckpointerOptions settings) throws IOException {
+        boolean direct = settings.directIo();
         MemorySegment staging = snapshot.staging();
         byte[] header = header(items, local, headerMetadata);
         long dataStart = SafetensorsLayout.HEADER_LENGTH_BYTES + header.length;
@@ -50,7 +55,7 @@ final class ShardFileWriter {
         long[] crcs = snapshot.checksummed() ? snapshot.crc32c() : new long[items.size()];
         PieceCrcs crc = snapshot.checksummed() ? null : new PieceCrcs(items, crcs);
         Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-        if (PosixWriter.available()) {
+        if (settings.nativeWriter() && PosixWriter.supported()) {
             try {
                 writePosix(tmp, header, dataStart, dataBytes, snapshot, crc, direct);
             } catch (PosixWriter.DirectRefused e) {
@@ -89,10 +94,10 @@ final class ShardFileWriter {
     private static void writePosix(Path tmp, byte[] header, long dataStart, long dataBytes, Snapshot snapshot,
                                    PieceCrcs crc, boolean direct) throws IOException {
         MemorySegment staging = snapshot.staging();
-        try (PosixWriter out = new PosixWriter(tmp, direct); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+        try (PosixWriter out = new PosixWriter(tmp, direct); Arena a = Arena.ofConfined()) {
             MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
-            h.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
-            MemorySegment.copy(header, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
+            h.set(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
+            MemorySegment.copy(header, 0, h, ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
             out.write(h, 0);
             long whole = out.direct() ? dataBytes / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN : dataBytes;
             for (long done = 0; done < whole; done += CHUNK_BYTES) {
@@ -138,8 +143,8 @@ final class ShardFileWriter {
         byte[] json = root.toString().getBytes(StandardCharsets.UTF_8);
         int align = DATA_ALIGN;
         int padded = (json.length + SafetensorsLayout.HEADER_LENGTH_BYTES + align - 1) / align * align - SafetensorsLayout.HEADER_LENGTH_BYTES;
-        byte[] out = java.util.Arrays.copyOf(json, padded);
-        java.util.Arrays.fill(out, json.length, padded, (byte) ' ');
+        byte[] out = Arrays.copyOf(json, padded);
+        Arrays.fill(out, json.length, padded, (byte) ' ');
         return out;
     }
 

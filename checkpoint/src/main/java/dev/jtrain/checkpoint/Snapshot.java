@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One save's copy of this rank's pieces from the live tensors into staging, in file order, published as it goes so
@@ -37,7 +38,7 @@ final class Snapshot {
     private Throwable failed;
     private boolean ended;
     private long nanos = -1, cpuNanos = -1, endNanos = -1;
-    private final java.util.concurrent.CompletableFuture<Void> copied = new java.util.concurrent.CompletableFuture<>();
+    private final CompletableFuture<Void> copied = new CompletableFuture<>();
 
     Snapshot(List<WriteItem> items, List<TensorShard> live, MemorySegment staging, boolean checksum) {
         this.items = items;
@@ -105,7 +106,7 @@ final class Snapshot {
     }
 
     /** Completes when the copy is over: normally, or exceptionally with its failure. What awaitSnapshot() waits for. */
-    java.util.concurrent.CompletableFuture<Void> copied() { return copied; }
+    CompletableFuture<Void> copied() { return copied; }
 
     /** Why the copy failed, or null. */
     synchronized Throwable failure() { return failed; }

@@ -12,7 +12,7 @@ import java.lang.invoke.MethodHandle;
  * THP mode ("madvise") gives huge pages only to regions that ask with {@code madvise(MADV_HUGEPAGE)} before they are
  * first touched, and {@link Arena#allocate} zeroes (touches) what it returns, so large buffers are mapped here with
  * {@code mmap}, advised, then handed to the arena to {@code munmap} when it closes. Anywhere this is not possible
- * (another OS, no native access, a failed call) or wanted ({@code -Djtrain.checkpoint.hugePages=false}) the arena
+ * (another OS, no native access, a failed call) or wanted ({@link CheckpointerOptions#hugePages}) the arena
  * allocates as usual.
  */
 final class StagingMemory {
@@ -29,8 +29,8 @@ final class StagingMemory {
     private StagingMemory() {}
 
     /** {@code bytes} of zeroed memory aligned to {@code align} (at most 2 MiB), freed when {@code arena} closes. */
-    static MemorySegment allocate(Arena arena, long bytes, long align) {
-        if (!NATIVE || bytes < HUGE || "false".equals(System.getProperty("jtrain.checkpoint.hugePages")))
+    static MemorySegment allocate(Arena arena, long bytes, long align, boolean hugePages) {
+        if (!NATIVE || bytes < HUGE || !hugePages)
             return arena.allocate(bytes, align);
         long advised = (bytes + HUGE - 1) / HUGE * HUGE;
         long mapped = advised + HUGE; // room to start on a 2 MiB boundary and cover the last partial huge page

@@ -24,10 +24,17 @@ public final class StagingPool implements AutoCloseable {
     /** A buffer on loan; {@link #segment()} is at least the requested size. */
     public record Buffer(Arena arena, MemorySegment segment) {}
 
+    private final boolean hugePages;
     private final List<Buffer> free = new ArrayList<>();
     private int allocations;
     private long allocatedBytes;
     private boolean closed;
+
+    /** A pool of buffers on transparent huge pages where possible. */
+    public StagingPool() { this(true); }
+
+    /** @param hugePages map buffers of 2 MiB and more with huge pages advised ({@link CheckpointerOptions#hugePages}) */
+    public StagingPool(boolean hugePages) { this.hugePages = hugePages; }
 
     /** A free buffer of at least {@code bytes}, or a new one (the smallest fitting free one is preferred). */
     public synchronized Buffer acquire(long bytes) {
@@ -47,7 +54,7 @@ public final class StagingPool implements AutoCloseable {
         free.clear();
         long size = Math.max(ROUND, (bytes + ROUND - 1) / ROUND * ROUND);
         Arena arena = Arena.ofShared();
-        Buffer b = new Buffer(arena, StagingMemory.allocate(arena, size, ALIGN));
+        Buffer b = new Buffer(arena, StagingMemory.allocate(arena, size, ALIGN, hugePages));
         allocations++;
         allocatedBytes += size;
         return b;

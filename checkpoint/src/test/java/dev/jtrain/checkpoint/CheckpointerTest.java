@@ -192,21 +192,16 @@ class CheckpointerTest {
 
     @Test
     void shardFilesStartTheirDataOnA4KiBBoundaryAndEndExactlyWithDirectAndBufferedWrites() throws Exception {
-        for (String direct : new String[]{"true", "false"}) {
-            String before = System.getProperty("jtrain.checkpoint.directIo");
-            System.setProperty("jtrain.checkpoint.directIo", direct);
+        for (boolean direct : new boolean[]{true, false}) {
             Path r = root.resolve("direct-" + direct);
             // 4 * (37*21 + 21 + 64*21) = 8,568 bytes: the last block is partial, so a direct write pads and cuts back
             ArrayState a = model().fill(5);
-            try (Checkpointer c = new Checkpointer(null)) {
+            try (Checkpointer c = new Checkpointer(null, new CheckpointerOptions(direct, true, true))) {
                 c.save(r, state(a, new ArrayState()), SaveOptions.at(1)).join();
                 c.save(r, state(a, new ArrayState()), SaveOptions.at(2).withAsync(true)).join();
                 ArrayState b = model();
                 c.load(r.resolve("step-000001"), state(b, new ArrayState()), LoadOptions.latest());
                 assertThat(b.check(5)).isNull();
-            } finally {
-                if (before == null) System.clearProperty("jtrain.checkpoint.directIo");
-                else System.setProperty("jtrain.checkpoint.directIo", before);
             }
             for (String step : new String[]{"step-000001", "step-000002"}) {
                 Path f = r.resolve(step).resolve("rank-00000.safetensors");
@@ -365,7 +360,6 @@ class CheckpointerTest {
      * takes it, and the file is not cached (the save wrote it directly; tmpfs holds everything in the page cache).
      */
     static boolean directReadsExpected(Path file) {
-        if (!Checkpointer.directIo()) return false;
         try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ, com.sun.nio.file.ExtendedOpenOption.DIRECT);
              var a = java.lang.foreign.Arena.ofConfined()) {
             long from = 1 << 20; // past the header, which opening the file may have read around

@@ -14,7 +14,7 @@ class StagingMemoryTest {
     void largeBuffersAreZeroedHugePageAlignedAndFreedWithTheirArena() {
         Arena arena = Arena.ofShared();
         long bytes = (5L << 20) + 4096;
-        MemorySegment s = StagingMemory.allocate(arena, bytes, 4096);
+        MemorySegment s = StagingMemory.allocate(arena, bytes, 4096, true);
         assertThat(s.byteSize()).isEqualTo(bytes);
         if (System.getProperty("os.name").toLowerCase().contains("linux"))
             assertThat(s.address() % (2L << 20)).as("mmap path: 2 MiB aligned").isZero();
@@ -27,22 +27,19 @@ class StagingMemoryTest {
 
     @Test
     void hugePagesCanBeTurnedOffAndTheArenaAllocatesAsUsual() {
-        System.setProperty("jtrain.checkpoint.hugePages", "false");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment s = StagingMemory.allocate(arena, 4L << 20, 4096);
+            MemorySegment s = StagingMemory.allocate(arena, 4L << 20, 4096, false);
             assertThat(s.byteSize()).isEqualTo(4L << 20);
             assertThat(s.address() % 4096).isZero();
             s.set(ValueLayout.JAVA_INT, (4L << 20) - 4, 7);
             assertThat(s.get(ValueLayout.JAVA_INT, (4L << 20) - 4)).isEqualTo(7);
-        } finally {
-            System.clearProperty("jtrain.checkpoint.hugePages");
         }
     }
 
     @Test
     void smallBuffersComeFromTheArenaWithTheAskedAlignment() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment s = StagingMemory.allocate(arena, 1 << 20, 4096);
+            MemorySegment s = StagingMemory.allocate(arena, 1 << 20, 4096, true);
             assertThat(s.address() % 4096).isZero();
             assertThat(s.byteSize()).isEqualTo(1 << 20);
         }

@@ -1,19 +1,22 @@
 package dev.jtrain.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.kernel.Parallel;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +47,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         if (batchSize != null) s.batchSize = batchSize;
-        int v = vocab != null ? vocab : dev.jtrain.gpt.data.Tokenizers.byName(s.tokenizer).vocabSize();
+        int v = vocab != null ? vocab : Tokenizers.byName(s.tokenizer).vocabSize();
         GptConfig cfg = s.modelConfig(v);
         double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
         List<Map<String, Object>> rows = new ArrayList<>();
@@ -97,8 +100,8 @@ final class BenchTrainCommand implements Callable<Integer> {
             opt.step(3e-4f);
             if (i >= warmup) ms[i - warmup] = (System.nanoTime() - t0) / 1e6;
         }
-        double mean = java.util.Arrays.stream(ms).average().orElse(0);
-        java.util.Arrays.sort(ms);
+        double mean = Arrays.stream(ms).average().orElse(0);
+        Arrays.sort(ms);
         double median = ms[steps / 2];
         double tokPerSec = n / (median / 1e3);
         Map<String, Object> r = new LinkedHashMap<>();

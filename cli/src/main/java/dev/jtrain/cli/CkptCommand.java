@@ -4,6 +4,7 @@ import dev.jtrain.checkpoint.CheckpointDirectory;
 import dev.jtrain.checkpoint.CheckpointInspector;
 import dev.jtrain.checkpoint.CheckpointMetadata;
 import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.dist.DataParallelOptions;
 import dev.jtrain.dist.SingleProcess;
@@ -12,12 +13,14 @@ import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.GptWeights;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.io.SafetensorsWriter;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -67,7 +70,7 @@ final class CkptCommand {
             m.state().forEach((k, v) -> System.out.printf("  part %-10s metadata (rank 0): %s%n", k, v.isEmpty() ? "{}" : v.get(0)));
             m.files().forEach((f, e) -> System.out.printf("  file %s  rank %d  %s%n", f, e.rank(), mib(e.bytes())));
             m.items().forEach((name, it) -> System.out.printf("  %-50s %s%s  %d piece(s), written by ranks %s%n", name, it.dtype(),
-                    java.util.Arrays.toString(it.shape()), it.pieces().size(),
+                    Arrays.toString(it.shape()), it.pieces().size(),
                     it.pieces().stream().map(CheckpointMetadata.Piece::writer).distinct().sorted().toList()));
             return 0;
         }
@@ -113,7 +116,7 @@ final class CkptCommand {
                         Boolean.parseBoolean(trainer.get("gpt.bias")));
                 Gpt model = new Gpt(cfg, 0);
                 var flat = FlatParameters.of(model);
-                try (Checkpointer c = new Checkpointer(null)) { // same verified load path as training (CRC32C, shapes)
+                try (Checkpointer c = new Checkpointer(null, CheckpointerOptions.fromSystemProperties())) { // same verified load path as training (CRC32C, shapes)
                     c.load(d, Map.of("model", new SingleProcess(flat, DataParallelOptions.defaults()).modelState()), LoadOptions.latest());
                 }
                 GptWeights.saveHuggingFace(model, out);

@@ -1,7 +1,9 @@
 package dev.jtrain.cli;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
+
+import java.io.UncheckedIOException;
 
 /** Entry point of the {@code jtrain} command. */
 @Command(name = "jtrain", mixinStandardHelpOptions = true, version = "jtrain 0.1.0",
@@ -12,7 +14,7 @@ public final class Main {
         CommandLine cli = new CommandLine(new Main());
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             // Known user errors: one clear line, no stack trace. Anything else: full trace for a bug report.
-            if (ex instanceof IllegalArgumentException || ex instanceof java.io.UncheckedIOException
+            if (ex instanceof IllegalArgumentException || ex instanceof UncheckedIOException
                     || ex.getClass().getName().startsWith("dev.jtrain")) {
                 cmd.getErr().println("jtrain " + cmd.getCommandName() + ": " + ex.getMessage());
                 if (System.getenv("JTRAIN_TRACE") != null) ex.printStackTrace(cmd.getErr());

@@ -1,7 +1,26 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.checkpoint.CheckpointDirectory;
+import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.CheckpointerOptions;
+import dev.jtrain.checkpoint.LoadOptions;
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.comm.ProcessGroups;
+import dev.jtrain.comm.engine.ClusterEngine;
+import dev.jtrain.comm.engine.ClusterEngines;
+import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.engine.NodeLayout;
+import dev.jtrain.comm.engine.RankLayout;
+import dev.jtrain.comm.launch.CpuBinding;
+import dev.jtrain.dist.DataParallel;
+import dev.jtrain.dist.DataParallelOptions;
+import dev.jtrain.dist.DistributedDataParallel;
+import dev.jtrain.dist.GradWire;
+import dev.jtrain.dist.SingleProcess;
+import dev.jtrain.dist.ZeroOptimizer;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.gpt.GptWeights;
 import dev.jtrain.gpt.data.BatchSampler;
 import dev.jtrain.gpt.data.Corpus;
 import dev.jtrain.gpt.data.CorpusOptions;
@@ -9,20 +28,20 @@ import dev.jtrain.gpt.data.CorpusProgress;
 import dev.jtrain.gpt.data.Tokenizer;
 import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.gpt.data.Tokens;
-import dev.jtrain.gpt.GptWeights;
+import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.kernel.KernelOptions;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.train.TraceWriter;
 import dev.jtrain.train.TrainConfig;
+import dev.jtrain.train.TrainListener;
 import dev.jtrain.train.Trainer;
-import dev.jtrain.comm.engine.ClusterEngine;
-import dev.jtrain.comm.engine.ClusterEngines;
-import dev.jtrain.comm.engine.EngineEnv;
-import dev.jtrain.comm.engine.NodeLayout;
-import dev.jtrain.comm.engine.RankLayout;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,8 +49,10 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 
 /**
  * {@code jtrain train}: the main job. With no flags it trains the built-in default preset on the running JDK's own
@@ -122,10 +143,10 @@ final class TrainCommand implements Callable<Integer> {
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
-        dev.jtrain.comm.ProcessGroup pg = worker ? dev.jtrain.comm.ProcessGroups.initFromEnv() : null;
-        if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && System.getenv("JTRAIN_THREADS") == null) {
+        ProcessGroup pg = worker ? ProcessGroups.initFromEnv() : null;
+        if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && KernelOptions.CURRENT.threads() == 0) {
             // ranks started by an engine share the node's cores as the launcher would share them
-            Parallel.setThreads(dev.jtrain.comm.launch.CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
+            Parallel.setThreads(CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
         }
         try {
             return train(s, pg);
@@ -134,10 +155,10 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
-    private Integer train(TrainSettings s, dev.jtrain.comm.ProcessGroup pg) throws Exception {
+    private Integer train(TrainSettings s, ProcessGroup pg) throws Exception {
         int rank = pg == null ? 0 : pg.rank(), world = pg == null ? 1 : pg.size();
         boolean lead = rank == 0;
-        java.io.PrintStream console = lead ? System.out : new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        PrintStream console = lead ? System.out : new PrintStream(OutputStream.nullOutputStream());
         Tokenizer tok = Tokenizers.byName(s.tokenizer);
         Path source = data != null ? data : DefaultData.jdkSources();
         String glob = dataGlob != null ? dataGlob : (data == null ? "*.java" : "*");
@@ -169,8 +190,8 @@ final class TrainCommand implements Callable<Integer> {
         if (pg != null) {
             console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
             long bucket = bucketBytes();
-            console.printf("gradient buckets: %.1f MiB%s%n", dev.jtrain.dist.DataParallelOptions.defaults().withBuckets(1L << 20,
-                    bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == dev.jtrain.dist.DataParallelOptions.AUTO_BUCKET
+            console.printf("gradient buckets: %.1f MiB%s%n", DataParallelOptions.defaults().withBuckets(1L << 20,
+                    bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == DataParallelOptions.AUTO_BUCKET
                     ? " (auto: about 10 ms on the slowest link, " + pg.costModel() + ")" : "");
         }
 
@@ -180,18 +201,18 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--batch-size " + tc.batchSize() + " (global) must divide by the " + world
                     + " processes; each process takes batch-size / nproc rows");
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
-        dev.jtrain.dist.DataParallelOptions dpo = dev.jtrain.dist.DataParallelOptions.defaults()
+        DataParallelOptions dpo = DataParallelOptions.defaults()
                 .withZeroStage(zero).withOverlap(!noOverlap).withWeightDecay(tc.weightDecay())
                 .withBuckets(1L << 20, bucketBytes())
-                .withGradWire(switch (gradWire.toLowerCase(java.util.Locale.ROOT)) {
-                    case "fp32" -> dev.jtrain.dist.GradWire.FP32;
-                    case "bf16" -> dev.jtrain.dist.GradWire.BF16;
+                .withGradWire(switch (gradWire.toLowerCase(Locale.ROOT)) {
+                    case "fp32" -> GradWire.FP32;
+                    case "bf16" -> GradWire.BF16;
                     default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
                 });
-        java.util.function.Function<dev.jtrain.nn.FlatParameters, dev.jtrain.dist.DataParallel> strategy = p ->
-                pg == null ? new dev.jtrain.dist.SingleProcess(p, dpo)
-                        : zero == 0 ? new dev.jtrain.dist.DistributedDataParallel(p, pg, dpo, trace)
-                        : new dev.jtrain.dist.ZeroOptimizer(p, pg, dpo, trace);
+        Function<FlatParameters, DataParallel> strategy = p ->
+                pg == null ? new SingleProcess(p, dpo)
+                        : zero == 0 ? new DistributedDataParallel(p, pg, dpo, trace)
+                        : new ZeroOptimizer(p, pg, dpo, trace);
         Trainer trainer = new Trainer(tc, model,
                 new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
@@ -199,13 +220,13 @@ final class TrainCommand implements Callable<Integer> {
         PreemptionSignal.onTerm(trainer::requestStop);
         if ((ckptEvery > 0 || resume) && ckptDir == null)
             throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
-        dev.jtrain.checkpoint.Checkpointer checkpointer = ckptDir == null ? null : new dev.jtrain.checkpoint.Checkpointer(pg);
+        Checkpointer checkpointer = ckptDir == null ? null : new Checkpointer(pg, CheckpointerOptions.fromSystemProperties());
         if (checkpointer != null) {
             trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
-            boolean any = dev.jtrain.checkpoint.CheckpointDirectory.steps(ckptDir).stream()
-                    .anyMatch(dev.jtrain.checkpoint.CheckpointDirectory::isCommitted);
+            boolean any = CheckpointDirectory.steps(ckptDir).stream()
+                    .anyMatch(CheckpointDirectory::isCommitted);
             if (resume && any) {
-                var r = trainer.resume(checkpointer, ckptDir, dev.jtrain.checkpoint.LoadOptions.latest().withBroadcast(world > 1));
+                var r = trainer.resume(checkpointer, ckptDir, LoadOptions.latest().withBroadcast(world > 1));
                 console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
                         r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
             } else if (resume) {
@@ -229,7 +250,7 @@ final class TrainCommand implements Callable<Integer> {
                         progress.steps, progress.losses, progress.evalSteps, progress.valLosses);
             }
         } else {
-            result = trainer.run(new dev.jtrain.train.TrainListener() {});
+            result = trainer.run(new TrainListener() {});
         }
         if (checkpointer != null) checkpointer.close();
         if (trace != null) trace.close();
@@ -274,7 +295,7 @@ final class TrainCommand implements Callable<Integer> {
 
     /** --bucket-mb: "auto" or a size in MiB. */
     private long bucketBytes() {
-        if (bucketMb.equalsIgnoreCase("auto")) return dev.jtrain.dist.DataParallelOptions.AUTO_BUCKET;
+        if (bucketMb.equalsIgnoreCase("auto")) return DataParallelOptions.AUTO_BUCKET;
         double mb;
         try {
             mb = Double.parseDouble(bucketMb);

@@ -1,6 +1,7 @@
 package dev.jtrain.comm;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -63,7 +64,7 @@ final class CommWork implements Work {
         try {
             future.join();
             return null;
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             return e.getCause() instanceof CommException ce ? ce : new CommException(description + " failed", e.getCause());
         }
     }

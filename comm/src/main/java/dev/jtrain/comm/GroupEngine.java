@@ -15,6 +15,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
 
 /**
  * The execution side of one process group: a single communication thread that runs collectives in issue order,
@@ -45,9 +49,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     private volatile CommException broken;
     private volatile boolean closed;
     /** Collectives issued and not finished; the inline fast path needs it to be zero (ordering). */
-    private final java.util.concurrent.atomic.AtomicInteger outstanding = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger outstanding = new AtomicInteger();
     /** Held by whichever thread runs a collective: the communication thread, or a caller on the inline path. */
-    private final java.util.concurrent.locks.ReentrantLock runLock = new java.util.concurrent.locks.ReentrantLock();
+    private final ReentrantLock runLock = new ReentrantLock();
     /** The collective now running and its deadline, for the watchdog's sweep. */
     private volatile CommWork running;
     private volatile long runningDeadlineNanos;
@@ -156,7 +160,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
             }
             // Predecessors still run (each bounded by its own timeout): spin briefly, then sleep in short steps.
             if (++idle < 1_000) Thread.onSpinWait();
-            else java.util.concurrent.locks.LockSupport.parkNanos(20_000);
+            else LockSupport.parkNanos(20_000);
         }
     }
 
@@ -219,9 +223,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
 
     /** Names a peer's host in failure messages once the group knows its topology (a peer on another host is the
      *  first thing to check when a collective across hosts stalls). */
-    private volatile java.util.function.IntFunction<String> peerHost = p -> null;
+    private volatile IntFunction<String> peerHost = p -> null;
 
-    void peerHosts(java.util.function.IntFunction<String> hostOfPeer) { peerHost = hostOfPeer; }
+    void peerHosts(IntFunction<String> hostOfPeer) { peerHost = hostOfPeer; }
 
     private String peerName(int peer) {
         String h = peerHost.apply(peer);

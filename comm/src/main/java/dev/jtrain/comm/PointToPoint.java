@@ -1,8 +1,10 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.WaitHint;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,8 +55,8 @@ final class PointToPoint {
                 + " bytes=" + src.byteSize() + ")", engine.thread());
         chain(key(0, dst, tag), w, inline, () -> {
             MemorySegment out = src;
-            if (dev.jtrain.comm.algo.CollectiveContext.needsStaging(transport, dst, src)) { // float[] over TCP
-                out = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize());
+            if (CollectiveContext.needsStaging(transport, dst, src)) { // float[] over TCP
+                out = Arena.ofAuto().allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize());
                 out.copyFrom(src);
             }
             transport.send(dst, wireTag, out);
@@ -68,8 +70,8 @@ final class PointToPoint {
         CommWork w = new CommWork(group.who() + " recv #" + seq.incrementAndGet() + " from rank " + src + " (tag=" + tag
                 + " bytes=" + dst.byteSize() + ")", engine.thread());
         chain(key(1, src, tag), w, inline, () -> {
-            boolean stage = dev.jtrain.comm.algo.CollectiveContext.needsStaging(transport, src, dst);
-            MemorySegment in = stage ? java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize()) : dst;
+            boolean stage = CollectiveContext.needsStaging(transport, src, dst);
+            MemorySegment in = stage ? Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize()) : dst;
             transport.recv(src, wireTag, in);
             if (stage) dst.copyFrom(in);
         });

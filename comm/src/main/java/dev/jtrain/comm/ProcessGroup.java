@@ -12,21 +12,27 @@ import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.algo.CostModel;
 import dev.jtrain.comm.algo.CostModelProbe;
 import dev.jtrain.comm.algo.Fabric;
-import dev.jtrain.comm.topology.HostIdentity;
-import dev.jtrain.comm.topology.HostTopology;
-import dev.jtrain.comm.topology.LinkClass;
 import dev.jtrain.comm.algo.GatherAlgorithm;
 import dev.jtrain.comm.algo.ReduceAlgorithm;
 import dev.jtrain.comm.algo.ReduceKernels;
 import dev.jtrain.comm.algo.ReduceScatterAlgorithm;
 import dev.jtrain.comm.algo.ScatterAlgorithm;
+import dev.jtrain.comm.topology.HostIdentity;
+import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.topology.LinkClass;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.SegmentAccess;
 import dev.jtrain.comm.transport.Transport;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -74,7 +80,7 @@ public final class ProcessGroup implements AutoCloseable {
     private volatile HostTopology topology;
     /** Topology plus per-class figures, what the selector prices algorithms on; set once both are known. */
     private volatile Fabric fabric;
-    private final java.util.List<AutoCloseable> alsoClose = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<AutoCloseable> alsoClose = new CopyOnWriteArrayList<>();
 
     private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
         this.transport = transport;
@@ -109,8 +115,7 @@ public final class ProcessGroup implements AutoCloseable {
         if (options.chunkBytes() > 0) return options.chunkBytes();
         int local = 0;
         for (int p = 0; p < size(); p++) {
-            String k = transport.linkKind(p);
-            if (k.equals("self") || k.equals("shm") || k.equals("local")) local++;
+            if (transport.linkKind(p).sameHost()) local++;
         }
         return local > Runtime.getRuntime().availableProcessors()
                 ? ProcessGroupOptions.OVERSUBSCRIBED_CHUNK_BYTES : ProcessGroupOptions.DEFAULT_CHUNK_BYTES;
@@ -137,10 +142,10 @@ public final class ProcessGroup implements AutoCloseable {
         long[] mine = new long[HOST_RECORD_LONGS];
         String identity = HostIdentity.identity(), name = HostIdentity.name();
         mine[0] = identityHash(identity);
-        byte[] nameBytes = java.util.Arrays.copyOf(name.getBytes(java.nio.charset.StandardCharsets.UTF_8), (HOST_RECORD_LONGS - 1) * 8);
-        java.nio.ByteBuffer.wrap(nameBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(mine, 1, HOST_RECORD_LONGS - 1);
+        byte[] nameBytes = Arrays.copyOf(name.getBytes(StandardCharsets.UTF_8), (HOST_RECORD_LONGS - 1) * 8);
+        ByteBuffer.wrap(nameBytes).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(mine, 1, HOST_RECORD_LONGS - 1);
         long[] all = new long[n * HOST_RECORD_LONGS];
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) { // native: no staging on any transport
+        try (Arena arena = Arena.ofConfined()) { // native: no staging on any transport
             MemorySegment in = arena.allocate(HOST_RECORD_LONGS * 8L, 8), out = arena.allocate((long) n * HOST_RECORD_LONGS * 8, 8);
             MemorySegment.copy(MemorySegment.ofArray(mine), 0, in, 0, in.byteSize());
             AllGatherAlgorithm ring = (AllGatherAlgorithm) AlgorithmSelector.byName(Collective.ALL_GATHER, "ring");
@@ -149,9 +154,9 @@ public final class ProcessGroup implements AutoCloseable {
         }
         String[] ids = new String[n], names = new String[n];
         for (int r = 0; r < n; r++) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((HOST_RECORD_LONGS - 1) * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer b = ByteBuffer.allocate((HOST_RECORD_LONGS - 1) * 8).order(ByteOrder.LITTLE_ENDIAN);
             b.asLongBuffer().put(all, r * HOST_RECORD_LONGS + 1, HOST_RECORD_LONGS - 1);
-            String nm = new String(b.array(), java.nio.charset.StandardCharsets.UTF_8).replace("\0", "");
+            String nm = new String(b.array(), StandardCharsets.UTF_8).replace("\0", "");
             ids[r] = Long.toHexString(all[r * HOST_RECORD_LONGS]) + "/" + nm;
             names[r] = nm;
         }
@@ -242,8 +247,8 @@ public final class ProcessGroup implements AutoCloseable {
     /** The algorithm this group would use for {@code c} on {@code bytes} (see {@link Algorithm#predictSeconds}). */
     public Algorithm algorithmFor(Collective c, long bytes) { return select(c, bytes); }
 
-    /** How this rank talks to group rank {@code peer}: "self", "shm", "tcp" or "local". */
-    public String linkKind(int peer) { return transport.linkKind(peer); }
+    /** How this rank talks to group rank {@code peer}. */
+    public LinkKind linkKind(int peer) { return transport.linkKind(peer); }
 
     // ---------------------------------------------------------------- all-reduce
 

@@ -10,9 +10,8 @@ import dev.jtrain.comm.transport.Transports;
  * {@code env://} initialisation, the counterpart of {@code torch.distributed.init_process_group("env://")}: reads
  * RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JTRAIN_JOB_TOKEN ... (set by {@code jtrain launch}), meets the other
  * ranks in the job's store, connects the transport (shared memory on this host, TCP across hosts;
- * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}. Ranks
- * sharing a host are first bound to disjoint CPUs unless something else bound them ({@link CpuBinding};
- * {@code JTRAIN_CPU_BIND=none} turns it off).
+ * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}. With
+ * {@code JTRAIN_CPU_BIND=auto}, ranks sharing a host are first bound to disjoint CPUs ({@link CpuBinding}).
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
  * transport and the store connection).
@@ -24,11 +23,11 @@ public final class ProcessGroups {
 
     public static ProcessGroup initFromEnv(ProcessGroupOptions options) {
         Rendezvous rdv = Rendezvous.fromEnv();
-        // before the transport starts its threads (they inherit the mask): see CpuBinding for why
+        // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
         CpuBinding.bindLocalRank(System.getenv(CpuBinding.ENV), rdv.localRank(), rdv.localWorldSize());
         Transport transport = null;
         try {
-            transport = Transports.create(TransportOptions.defaults(rdv.timeoutMs()), rdv.store(), rdv.rank(), rdv.worldSize());
+            transport = Transports.create(TransportOptions.fromEnv(System.getenv(), rdv.timeoutMs()), rdv.store(), rdv.rank(), rdv.worldSize());
             ProcessGroup g = ProcessGroup.create(transport, options);
             g.closeAlso(rdv);
             return g;

@@ -1,6 +1,7 @@
 package dev.jtrain.comm;
 
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -43,7 +44,7 @@ final class SubGroupTransport implements Transport {
     @Override
     public boolean combinesOnArrival(int to, int from) { return parent.combinesOnArrival(to < 0 ? -1 : members[to], members[from]); }
 
-    @Override public String linkKind(int peer) { return parent.linkKind(members[peer]); }
+    @Override public LinkKind linkKind(int peer) { return parent.linkKind(members[peer]); }
 
     @Override public void close() {}
 }

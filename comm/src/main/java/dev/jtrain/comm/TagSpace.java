@@ -1,7 +1,9 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.transport.Transport;
+
 /**
- * Layout of the int tag handed to the {@link dev.jtrain.comm.transport.Transport}, so that groups and point-to-point
+ * Layout of the int tag handed to the {@link Transport}, so that groups and point-to-point
  * traffic never share a (peer, tag) stream:
  * <pre>
  *   bit  31   30        29 ............ 12   11 ............ 0

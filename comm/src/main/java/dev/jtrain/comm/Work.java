@@ -1,6 +1,7 @@
 package dev.jtrain.comm;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * Handle of an asynchronous communication operation (the shape of torch c10d's {@code Work}).
@@ -36,7 +37,7 @@ public interface Work {
 
     /**
      * A view for composition (a copy: completing it does not affect the operation). On failure it completes
-     * exceptionally with a {@link java.util.concurrent.CompletionException} whose cause is the {@link CommException}.
+     * exceptionally with a {@link CompletionException} whose cause is the {@link CommException}.
      */
     CompletableFuture<Void> future();
 

@@ -1,5 +1,6 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.transport.LinkKind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -114,7 +115,7 @@ class FailureReportingTest {
             @Override public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
                 throw new AssertionError("boom in sendRecv");
             }
-            @Override public String linkKind(int peer) { return peer == 0 ? "self" : "local"; }
+            @Override public LinkKind linkKind(int peer) { return peer == 0 ? LinkKind.SELF : LinkKind.LOCAL; }
             @Override public void close() { t.close(); }
         };
         ProcessGroupOptions o = ProcessGroupOptions.defaults().withTimeoutMs(600_000)

@@ -19,7 +19,7 @@ public final class MultiProcessCheck {
         try (ProcessGroup g = ProcessGroups.initFromEnv(options)) {
             if (mode.equals("check")) check(g);
             else peerDies(g);
-            System.out.println("rank " + g.rank() + " OK " + mode + " link=" + g.linkKind((g.rank() + 1) % g.size()));
+            System.out.println("rank " + g.rank() + " OK " + mode + " link=" + g.linkKind((g.rank() + 1) % g.size()).label());
         } catch (Throwable t) {
             System.err.println("FAILED: " + t);
             t.printStackTrace();

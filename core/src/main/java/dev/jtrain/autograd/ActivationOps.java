@@ -1,6 +1,7 @@
 package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.GeluKernel;
 import dev.jtrain.tensor.kernel.Parallel;
@@ -72,7 +73,7 @@ final class ActivationOps {
         if (p < 0f || p >= 1f) throw new IllegalArgumentException("dropout p must be in [0,1): " + p);
         Tensor xc = x.contiguous().detach();
         int n = xc.numel();
-        float[] mask = dev.jtrain.tensor.StepArena.floats(n);
+        float[] mask = StepArena.floats(n);
         float keep = 1f / (1f - p);
         for (int i = 0; i < n; i++) mask[i] = rng.nextFloat() >= p ? keep : 0f;
         Tensor out = Tensor.zeros(x.shape());

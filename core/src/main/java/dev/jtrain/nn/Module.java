@@ -3,6 +3,8 @@ package dev.jtrain.nn;
 import dev.jtrain.tensor.Tensor;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -53,7 +55,7 @@ public abstract class Module {
             Module m = e.getValue();
             for (var p : m.parameters.entrySet())
                 if (seen.add(p.getValue())) out.put(prefix + p.getKey(), p.getValue());
-            var kids = new java.util.ArrayList<>(m.children.entrySet());
+            var kids = new ArrayList<>(m.children.entrySet());
             for (int i = kids.size() - 1; i >= 0; i--)
                 stack.push(Map.entry(prefix + kids.get(i).getKey() + ".", kids.get(i).getValue()));
         }
@@ -85,7 +87,7 @@ public abstract class Module {
     public void zeroGrad() {
         for (Tensor p : namedParameters().values()) {
             Tensor g = p.grad();
-            if (g != null) java.util.Arrays.fill(g.data(), g.offset(), g.offset() + g.numel(), 0f);
+            if (g != null) Arrays.fill(g.data(), g.offset(), g.offset() + g.numel(), 0f);
         }
     }
 }

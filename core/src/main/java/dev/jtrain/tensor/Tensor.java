@@ -4,6 +4,7 @@ import dev.jtrain.autograd.AccumulateGrad;
 import dev.jtrain.autograd.Engine;
 import dev.jtrain.autograd.F;
 import dev.jtrain.autograd.Node;
+import dev.jtrain.nn.FlatParameters;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,7 +17,7 @@ import java.util.function.Consumer;
  *
  * <p>Views ({@link #reshape}, {@link #transpose}, {@link #narrow}) share storage; kernels require contiguous
  * inputs and call {@link #contiguous()}, which copies only when the layout demands it. Parameters of a model
- * are views into one flat buffer (see {@code dev.jtrain.nn.FlatParameters}), so a gradient bucket or a ZeRO
+ * are views into one flat buffer (see {@code FlatParameters}), so a gradient bucket or a ZeRO
  * shard is a plain slice of an array.
  *
  * <p>Threading: a tensor is not thread-safe; kernels parallelise internally.

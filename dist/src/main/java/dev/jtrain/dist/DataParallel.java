@@ -1,5 +1,7 @@
 package dev.jtrain.dist;
 
+import dev.jtrain.tensor.state.Stateful;
+
 /**
  * How a training step's gradients become an optimizer update across ranks. The trainer calls, per optimizer step:
  * <pre>
@@ -42,10 +44,10 @@ public interface DataParallel extends AutoCloseable {
     int stepCount();
 
     /** The model parameters as checkpointable state (replicated on every rank under DDP and ZeRO). */
-    dev.jtrain.tensor.state.Stateful modelState();
+    Stateful modelState();
 
     /** The optimizer state (AdamW m, v, step) as checkpointable state: whole, replicated, or ZeRO shards. */
-    dev.jtrain.tensor.state.Stateful optimizerState();
+    Stateful optimizerState();
 
     @Override
     default void close() {}

@@ -1,14 +1,15 @@
 package dev.jtrain.dist;
 
-import java.lang.foreign.MemorySegment;
-
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
 import dev.jtrain.optim.GradClip;
+import dev.jtrain.tensor.state.Stateful;
 
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -101,7 +102,7 @@ public final class DistributedDataParallel implements DataParallel {
     public long finishGradients() {
         if (!sync) return 0;
         // Parameters that got no gradient this step (unused) never fire their hook: their buckets go now, in order.
-        java.util.Arrays.fill(ready, true);
+        Arrays.fill(ready, true);
         launchReady();
         long t0 = System.nanoTime();
         for (Work w : works) w.waitFor();
@@ -128,10 +129,10 @@ public final class DistributedDataParallel implements DataParallel {
     @Override public int stepCount() { return adam.stepCount(); }
 
     @Override
-    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, true); }
+    public Stateful modelState() { return ReplicatedState.parameters(params, true); }
 
     @Override
-    public dev.jtrain.tensor.state.Stateful optimizerState() {
+    public Stateful optimizerState() {
         return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), true, adam::stepCount, adam::setStepCount);
     }
 }

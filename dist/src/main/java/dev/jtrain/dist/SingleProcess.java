@@ -3,6 +3,7 @@ package dev.jtrain.dist;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
 import dev.jtrain.optim.GradClip;
+import dev.jtrain.tensor.state.Stateful;
 
 /** One process, no communication: clip and AdamW over the flat buffers. */
 public final class SingleProcess implements DataParallel {
@@ -43,10 +44,10 @@ public final class SingleProcess implements DataParallel {
     public AdamW optimizer() { return adam; }
 
     @Override
-    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, false); }
+    public Stateful modelState() { return ReplicatedState.parameters(params, false); }
 
     @Override
-    public dev.jtrain.tensor.state.Stateful optimizerState() {
+    public Stateful optimizerState() {
         return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), false, adam::stepCount, adam::setStepCount);
     }
 }

@@ -8,12 +8,15 @@ import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.AdamWKernel;
 import dev.jtrain.tensor.kernel.VectorOps;
+import dev.jtrain.tensor.state.Stateful;
+import dev.jtrain.tensor.state.TensorShard;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * ZeRO-sharded AdamW ("DistAdam"; Rajbhandari et al. 2020, stages 1 and 2).
@@ -309,31 +312,31 @@ public final class ZeroOptimizer implements DataParallel {
     public int stage() { return stage; }
 
     @Override
-    public dev.jtrain.tensor.state.Stateful modelState() { return ReplicatedState.parameters(params, true); }
+    public Stateful modelState() { return ReplicatedState.parameters(params, true); }
 
     /** Each owned piece of m and v as a flat range of its parameter's tensor (names shared with DDP's full state). */
     @Override
-    public dev.jtrain.tensor.state.Stateful optimizerState() {
-        return new dev.jtrain.tensor.state.Stateful() {
+    public Stateful optimizerState() {
+        return new Stateful() {
             @Override
-            public java.util.List<dev.jtrain.tensor.state.TensorShard> shards() {
-                java.util.List<dev.jtrain.tensor.state.TensorShard> out = new ArrayList<>();
+            public List<TensorShard> shards() {
+                List<TensorShard> out = new ArrayList<>();
                 for (int b = 0; b < pieces.size(); b++)
                     for (Piece p : pieces.get(b)) {
                         var sl = params.slots().get(p.slot());
                         long[] shape = ReplicatedState.shape(sl);
                         int st = stateBase[b] + p.shardOff();
-                        out.add(new dev.jtrain.tensor.state.TensorShard("optimizer.exp_avg." + sl.name(), shape, p.flatOff() - sl.offset(), m, st, p.length(), false));
-                        out.add(new dev.jtrain.tensor.state.TensorShard("optimizer.exp_avg_sq." + sl.name(), shape, p.flatOff() - sl.offset(), v, st, p.length(), false));
+                        out.add(new TensorShard("optimizer.exp_avg." + sl.name(), shape, p.flatOff() - sl.offset(), m, st, p.length(), false));
+                        out.add(new TensorShard("optimizer.exp_avg_sq." + sl.name(), shape, p.flatOff() - sl.offset(), v, st, p.length(), false));
                     }
                 return out;
             }
 
             @Override
-            public java.util.Map<String, String> metadata() { return java.util.Map.of("optimizer.step", Integer.toString(step)); }
+            public Map<String, String> metadata() { return Map.of("optimizer.step", Integer.toString(step)); }
 
             @Override
-            public void restore(java.util.Map<String, String> metadata) { step = Integer.parseInt(metadata.getOrDefault("optimizer.step", "0")); }
+            public void restore(Map<String, String> metadata) { step = Integer.parseInt(metadata.getOrDefault("optimizer.step", "0")); }
         };
     }
 }

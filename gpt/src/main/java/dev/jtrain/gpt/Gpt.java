@@ -10,6 +10,7 @@ import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -107,13 +108,13 @@ public final class Gpt extends Module {
     public int[] generate(int[] prompt, int maxNewTokens, float temperature, int topK, Rng rng) {
         boolean wasTraining = isTraining();
         train(false);
-        int[] seq = java.util.Arrays.copyOf(prompt, prompt.length + maxNewTokens);
+        int[] seq = Arrays.copyOf(prompt, prompt.length + maxNewTokens);
         int len = prompt.length;
         try (var g = GradMode.noGrad()) {
             for (int s = 0; s < maxNewTokens; s++) {
                 int start = Math.max(0, len - config.blockSize());
                 int t = len - start;
-                int[] ctx = java.util.Arrays.copyOfRange(seq, start, len);
+                int[] ctx = Arrays.copyOfRange(seq, start, len);
                 Tensor logits = forward(ctx, 1, t);
                 float[] row = new float[config.vocabSize()];
                 System.arraycopy(logits.data(), logits.offset() + (t - 1) * config.paddedVocabSize(), row, 0, row.length);

@@ -1,23 +1,32 @@
 package dev.jtrain.train;
 
-import dev.jtrain.gpt.data.Batch;
-
 import dev.jtrain.autograd.GradMode;
+import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.checkpoint.LoadReport;
 import dev.jtrain.checkpoint.SaveOptions;
-import dev.jtrain.tensor.state.Stateful;
-import dev.jtrain.tensor.state.TensorShard;
-import dev.jtrain.autograd.SavedMemory;
-import dev.jtrain.gpt.Gpt;
-import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.checkpoint.SaveReport;
 import dev.jtrain.dist.DataParallel;
 import dev.jtrain.dist.DataParallelOptions;
 import dev.jtrain.dist.SingleProcess;
+import dev.jtrain.gpt.Gpt;
+import dev.jtrain.gpt.data.Batch;
+import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.CosineSchedule;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.state.Stateful;
+import dev.jtrain.tensor.state.TensorShard;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryType;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * Single-process training loop: gradient accumulation, global-norm clipping, warmup + cosine LR, AdamW,
@@ -42,12 +51,12 @@ public final class Trainer {
     private TraceWriter trace;
     /** Trace track of checkpoint I/O (plan, snapshot, write+fsync, commit, load). */
     private Checkpointer checkpointer;
-    private java.nio.file.Path checkpointDir;
+    private Path checkpointDir;
     private int checkpointEvery;
     private boolean checkpointAsync;
     private int checkpointKeepLast;
     /** The async save not yet reported, what it blocked, and what the optimizer steps after it waited for its snapshot. */
-    private java.util.concurrent.CompletableFuture<dev.jtrain.checkpoint.SaveReport> inFlight;
+    private CompletableFuture<SaveReport> inFlight;
     private double inFlightBlockedMs, inFlightWaitMs;
     /** First step to run: 0, or the step a resumed checkpoint was taken after. */
     private int startStep;
@@ -64,7 +73,7 @@ public final class Trainer {
      * give this rank's share of each global batch; losses are averaged over ranks.
      */
     public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val,
-                   java.util.function.Function<FlatParameters, DataParallel> strategy) {
+                   Function<FlatParameters, DataParallel> strategy) {
         this.config = config.validate();
         this.model = model;
         this.train = train;
@@ -91,7 +100,7 @@ public final class Trainer {
      * (asynchronously if {@code async}: training continues while the checkpoint is written), keeping the last
      * {@code keepLast} (0 = all). The checkpointer is created by the caller (collectively, on every rank).
      */
-    public void setCheckpointing(Checkpointer checkpointer, java.nio.file.Path dir, int every, boolean async, int keepLast) {
+    public void setCheckpointing(Checkpointer checkpointer, Path dir, int every, boolean async, int keepLast) {
         if (every < 0) throw new IllegalArgumentException("checkpoint interval must be >= 0: every=" + every);
         this.checkpointer = checkpointer;
         this.checkpointDir = dir;
@@ -106,14 +115,14 @@ public final class Trainer {
      * parameters and the optimizer state, as the data-parallel strategy shards them. Batches are a pure function of
      * (seed, step), so the step is the data position.
      */
-    public java.util.Map<String, Stateful> checkpointState() {
-        java.util.Map<String, Stateful> s = new java.util.LinkedHashMap<>();
+    public Map<String, Stateful> checkpointState() {
+        Map<String, Stateful> s = new LinkedHashMap<>();
         s.put("trainer", new Stateful() {
-            @Override public java.util.List<TensorShard> shards() { return java.util.List.of(); }
+            @Override public List<TensorShard> shards() { return List.of(); }
 
-            @Override public java.util.Map<String, String> metadata() {
+            @Override public Map<String, String> metadata() {
                 var c = model.config(); // the GPT shape, so `jtrain ckpt consolidate` can rebuild the model
-                java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+                Map<String, String> m = new LinkedHashMap<>();
                 m.put("step", Integer.toString(startStep));
                 m.put("dropout_rng", Long.toString(model.dropoutRng().state()));
                 m.put("config", config.toString());
@@ -127,7 +136,7 @@ public final class Trainer {
                 return m;
             }
 
-            @Override public void restore(java.util.Map<String, String> m) {
+            @Override public void restore(Map<String, String> m) {
                 startStep = Integer.parseInt(m.getOrDefault("step", "0"));
                 if (m.containsKey("dropout_rng")) model.dropoutRng().setState(Long.parseLong(m.get("dropout_rng")));
             }
@@ -138,7 +147,7 @@ public final class Trainer {
     }
 
     /** Loads the checkpoint {@code options} select under {@code dir}; {@link #run} then continues after its step. Collective. */
-    public LoadReport resume(Checkpointer checkpointer, java.nio.file.Path dir, LoadOptions options) {
+    public LoadReport resume(Checkpointer checkpointer, Path dir, LoadOptions options) {
         return checkpointer.load(dir, checkpointState(), options);
     }
 
@@ -306,8 +315,8 @@ public final class Trainer {
     /** Sum of the heap pools' peak usage: what this rank's JVM needed at most so far. */
     static long peakHeapBytes() {
         long sum = 0;
-        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans())
-            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getPeakUsage() != null) sum += pool.getPeakUsage().getUsed();
+        for (var pool : ManagementFactory.getMemoryPoolMXBeans())
+            if (pool.getType() == MemoryType.HEAP && pool.getPeakUsage() != null) sum += pool.getPeakUsage().getUsed();
         return sum;
     }
 

@@ -1,6 +1,7 @@
 package dev.jtrain.checkpoint.bench;
 
 import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.checkpoint.LoadReport;
 import dev.jtrain.checkpoint.SaveOptions;
@@ -22,10 +23,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -49,7 +52,7 @@ public final class CheckpointBenchmark {
     public static void main(String[] args) throws Throwable {
         Path root = Path.of(args[0]);
         int reps = args.length > 1 ? Integer.parseInt(args[1]) : 3;
-        try (ProcessGroup pg = ProcessGroups.initFromEnv(); Checkpointer c = new Checkpointer(pg)) {
+        try (ProcessGroup pg = ProcessGroups.initFromEnv(); Checkpointer c = new Checkpointer(pg, CheckpointerOptions.fromSystemProperties())) {
             Map<String, List<Double>> times = new LinkedHashMap<>();
             Map<String, String> notes = new LinkedHashMap<>();
             long step = 0;
@@ -106,7 +109,7 @@ public final class CheckpointBenchmark {
                     sorted.sort(null);
                     double med = sorted.get(sorted.size() / 2);
                     System.out.printf("%-44s %9.3f %7.3f %18.2f  %s%n", k, med, sorted.get(0), (1L << 30) / med / 1e9,
-                            v.stream().map(x -> String.format("%.3f", x)).collect(java.util.stream.Collectors.joining(" ")));
+                            v.stream().map(x -> String.format("%.3f", x)).collect(Collectors.joining(" ")));
                 });
                 notes.forEach((k, v) -> System.out.printf("  %s: %s%n", k, v));
             }
@@ -253,7 +256,7 @@ public final class CheckpointBenchmark {
     private static void deleteTree(Path dir) throws Exception {
         if (!Files.exists(dir)) return;
         try (Stream<Path> w = Files.walk(dir)) {
-            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+            for (Path p : w.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
         }
     }
 

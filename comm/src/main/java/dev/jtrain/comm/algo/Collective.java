@@ -1,5 +1,7 @@
 package dev.jtrain.comm.algo;
 
+import java.util.Locale;
+
 /** The collective operations; {@link #envName} is the key used in {@code JTRAIN_ALGO} (e.g. {@code allreduce:ring}). */
 public enum Collective {
     ALL_REDUCE("allReduce", "allreduce"),
@@ -26,7 +28,7 @@ public enum Collective {
     public String envName() { return envName; }
 
     public static Collective fromEnvName(String s) {
-        String k = s.trim().toLowerCase(java.util.Locale.ROOT).replace("_", "").replace("-", "");
+        String k = s.trim().toLowerCase(Locale.ROOT).replace("_", "").replace("-", "");
         for (Collective c : values()) if (c.envName.equals(k)) return c;
         throw new IllegalArgumentException("unknown collective '" + s + "'; expected one of allreduce, broadcast, reduce, "
                 + "allgather, reducescatter, gather, scatter, alltoall, barrier");

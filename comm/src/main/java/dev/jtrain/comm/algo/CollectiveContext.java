@@ -4,6 +4,7 @@ import dev.jtrain.comm.DType;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -31,13 +32,6 @@ public final class CollectiveContext {
     private final HostTopology topology;
     private final int lane;
     private volatile int lastPeer = -1;
-
-    /**
-     * Off switch for {@link #sendRecvReduce}'s fused path ({@code -Djtrain.comm.fusedReduce=false}), for measuring
-     * what it buys; the results are bitwise the same either way (same operands, same order). Read per call (a
-     * property lookup is nanoseconds next to a transfer), so an A/B harness can flip it between rounds in one run.
-     */
-    static boolean fusedReduce() { return !"false".equals(System.getProperty("jtrain.comm.fusedReduce")); }
 
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
         this(transport, tagBase, dtype, op, scratch, chunkBytes, new ScratchPool());
@@ -88,7 +82,7 @@ public final class CollectiveContext {
      * native scratch. Native and {@code byte[]} segments, and every other link kind, go straight through.
      */
     public static boolean needsStaging(Transport t, int peer, MemorySegment seg) {
-        return !seg.isNative() && !(seg.heapBase().orElse(null) instanceof byte[]) && "tcp".equals(t.linkKind(peer));
+        return !seg.isNative() && !(seg.heapBase().orElse(null) instanceof byte[]) && t.linkKind(peer) == LinkKind.TCP;
     }
 
     private MemorySegment outbound(int peer, MemorySegment src) {
@@ -191,7 +185,8 @@ public final class CollectiveContext {
     /** {@code to < 0}: receive only. Only channel 0 carries a send (as in {@link #sendRecv}). */
     private void reduceFrom(int channel, int to, MemorySegment src, int from, MemorySegment acc, MemorySegment scratch) {
         long n = acc.byteSize();
-        if (fusedReduce() && transport.combinesOnArrival(to, from)) {
+        // fused: fold as the bytes arrive (bitwise the same result as receiving, then reducing: same operands, order)
+        if (transport.combinesOnArrival(to, from)) {
             lastPeer = from;
             transport.sendRecvCombine(to, to < 0 ? src : outbound(to, src), from, acc, tag(channel), combiner);
             return;

@@ -1,5 +1,7 @@
 package dev.jtrain.comm.algo;
 
+import java.util.Locale;
+
 /**
  * The alpha-beta-gamma model of collective cost (Hockney; Thakur, Rabenseifner and Gropp, "Optimization of
  * Collective Communication Operations in MPICH", 2005): sending n bytes costs {@code alpha + n*beta}, reducing n
@@ -30,7 +32,7 @@ public record CostModel(double alphaSeconds, double betaSecondsPerByte, double g
 
     @Override
     public String toString() {
-        return String.format(java.util.Locale.ROOT, "alpha=%.1fus beta=%.3fGB/s gamma=%.3fGB/s chunk=%dKiB",
+        return String.format(Locale.ROOT, "alpha=%.1fus beta=%.3fGB/s gamma=%.3fGB/s chunk=%dKiB",
                 alphaSeconds * 1e6, 1e-9 / Math.max(betaSecondsPerByte, 1e-30), 1e-9 / Math.max(gammaSecondsPerByte, 1e-30),
                 chunkBytes / 1024);
     }

@@ -2,13 +2,14 @@ package dev.jtrain.comm.algo;
 
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.topology.LinkClass;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * Measures α and β per class of link ({@link dev.jtrain.comm.topology.LinkClass}): for each class present in the
+ * Measures α and β per class of link ({@link LinkClass}): for each class present in the
  * group, one pair of ranks joined by that class (two ranks on one host; rank 0 and a rank on another host) does
  * back-to-back exchanges ({@code sendRecv}) — the pattern of a collective's steps, where both sides are active; a
  * ping-pong would instead time how fast an idle rank wakes up — and the pair's lower rank measures γ with a local

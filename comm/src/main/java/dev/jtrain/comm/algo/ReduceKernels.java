@@ -3,7 +3,9 @@ package dev.jtrain.comm.algo;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
@@ -13,7 +15,7 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  * loop monomorphic). Also the float32 &lt;-&gt; bfloat16 codec of the compressed wire format.
  */
 public final class ReduceKernels {
-    private static final java.util.concurrent.atomic.AtomicBoolean WARMED = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final AtomicBoolean WARMED = new AtomicBoolean();
 
     private ReduceKernels() {}
 
@@ -24,7 +26,7 @@ public final class ReduceKernels {
      */
     public static void warmUp() {
         if (!WARMED.compareAndSet(false, true)) return;
-        MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(256, 64);
+        MemorySegment s = Arena.ofAuto().allocate(256, 64);
         for (int i = 0; i < 5000; i++) apply(DType.FLOAT32, ReduceOp.SUM, s, s, s, 64);
         for (int i = 0; i < 2000; i++) divide(DType.FLOAT32, s, 64, 3);
     }

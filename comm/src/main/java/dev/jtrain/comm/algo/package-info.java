@@ -1,6 +1,6 @@
 /**
  * Collective algorithms, one class per collective x algorithm, over the point-to-point
- * {@link dev.jtrain.comm.transport.Transport} (Gloo's layout: {@code allreduce_ring.h},
+ * {@link Transport} (Gloo's layout: {@code allreduce_ring.h},
  * {@code allreduce_halving_doubling.h}, ...). p ranks, n bytes, α latency per message, β seconds per byte,
  * γ seconds per byte reduced; p' = largest power of two &lt;= p. Every algorithm works for any p.
  *
@@ -27,10 +27,12 @@
  * barrier         dissemination        DisseminationBarrier            ceil(log2 p)α
  * </pre>
  * "fold": non-powers of two first fold the rem = p - p' extra ranks into partners (2 more messages of n bytes).
- * k = number of chunks ({@code chunkBytes}); every chunk adds α. The {@link dev.jtrain.comm.algo.AlgorithmSelector}
- * evaluates these with the measured {@link dev.jtrain.comm.algo.CostModel}; {@code JTRAIN_ALGO=allreduce:ring}
- * forces one. Reductions run in {@link dev.jtrain.comm.algo.ReduceKernels} (Vector API, one class per dtype); a
+ * k = number of chunks ({@code chunkBytes}); every chunk adds α. The {@link AlgorithmSelector}
+ * evaluates these with the measured {@link CostModel}; {@code JTRAIN_ALGO=allreduce:ring}
+ * forces one. Reductions run in {@link ReduceKernels} (Vector API, one class per dtype); a
  * reduce-scatter step folds the received block in as it arrives where the transport can
- * ({@link dev.jtrain.comm.algo.CollectiveContext#sendRecvReduce}), so nβ and nγ overlap and the block is read once.
+ * ({@link CollectiveContext#sendRecvReduce}), so nβ and nγ overlap and the block is read once.
  */
 package dev.jtrain.comm.algo;
+
+import dev.jtrain.comm.transport.Transport;

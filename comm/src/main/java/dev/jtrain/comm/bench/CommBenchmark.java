@@ -33,7 +33,7 @@ public final class CommBenchmark {
     public static List<BenchResult> run(ProcessGroup g, BenchConfig c) {
         List<BenchResult> out = new ArrayList<>();
         int p = g.size();
-        String transport = p == 1 ? g.linkKind(0) : g.linkKind((g.rank() + 1) % p);
+        String transport = (p == 1 ? g.linkKind(0) : g.linkKind((g.rank() + 1) % p)).label();
         for (long size : c.sizesBytes()) {
             try (Arena arena = Arena.ofShared()) {
                 out.add(measure(g, c, size, transport, arena, out.isEmpty() ? FIRST_WARMUP_NANOS : WARMUP_NANOS_PER_SIZE));

@@ -5,6 +5,7 @@ import dev.jtrain.comm.ProcessGroups;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.topology.LinkClass;
+import dev.jtrain.comm.transport.LinkKind;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -125,23 +126,10 @@ public final class Topology {
         }
     }
 
-    private static float kindCode(String k) {
-        return switch (k) {
-            case "self" -> 0;
-            case "shm" -> 1;
-            case "tcp" -> 2;
-            default -> 3;
-        };
-    }
+    /** Link kinds travel as floats in the gathered matrix: their ordinal. */
+    private static float kindCode(LinkKind k) { return k.ordinal(); }
 
-    private static String kindName(float code) {
-        return switch ((int) code) {
-            case 0 -> "self";
-            case 1 -> "shm";
-            case 2 -> "tcp";
-            default -> "local";
-        };
-    }
+    private static String kindName(float code) { return LinkKind.values()[(int) code].label(); }
 
     /** Entry point for each rank started by the launcher: {@code [--report-file F]}. */
     public static void main(String[] args) throws IOException {

@@ -1,5 +1,7 @@
 package dev.jtrain.comm.engine;
 
+import dev.jtrain.comm.launch.RendezvousConfigException;
+
 import java.util.Optional;
 
 /**
@@ -25,7 +27,7 @@ public interface ClusterEngine {
      * This process's place in the job when the engine started one process per rank; empty when it starts one
      * process per node (then {@link #node} answers).
      *
-     * @throws dev.jtrain.comm.launch.RendezvousConfigException when the engine's variables are inconsistent or a
+     * @throws RendezvousConfigException when the engine's variables are inconsistent or a
      *                                                          required one (the job token) is missing
      */
     Optional<RankLayout> ranks(EngineEnv env);

@@ -15,14 +15,15 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Binds the ranks of one host to disjoint sets of CPUs, as {@code mpirun --bind-to core} does by default for small
- * jobs and NCCL's launchers do per GPU.
+ * Optionally binds the ranks of one host to disjoint sets of CPUs ({@code JTRAIN_CPU_BIND=auto}), as
+ * {@code mpirun --bind-to core} does by default for small jobs.
  *
- * <p>Why: ranks that exchange through shared memory poll for each other's bytes. Left to the scheduler, two ranks'
- * hot threads sometimes end up on one CPU for a whole run while another idles; neither is preempted often enough
- * for the load balancer to move it. The run is then 2-4x slower, decided at process start; pinning both ranks to
- * one CPU reproduces the slow figure every time (bench/allreduce_runs.sh, bench/MEASUREMENTS.md "CPU binding").
- * Disjoint sets remove the slow mode.
+ * <p>Why it exists, and why it is off by default: ranks that exchange through shared memory poll for each other's
+ * bytes, and two ranks' hot threads on one CPU make a large all-reduce 2-4x slower (pinning both ranks to one CPU
+ * reproduces that every time). Binding rules it out for the ranks, but a bound rank can not move away from
+ * whatever else lands on its CPU (the launcher, other jobs), and in 10 alternating runs binding did not beat the
+ * scheduler (bench/allreduce_runs.sh, bench/MEASUREMENTS.md "CPU binding"). It stays for hosts where the scheduler
+ * does worse, like MPI's option.
  *
  * <p>Policy ({@link #sliceFor}): only when nobody bound the process already (its allowed set is every online CPU:
  * {@code srun --cpu-bind} or {@code mpirun --bind-to core} have their say) and the host has at least one CPU per
@@ -33,7 +34,7 @@ import java.util.stream.Stream;
  * inherit their creator's mask, so calling it early (at rendezvous) covers the process.
  */
 public final class CpuBinding {
-    /** {@code auto} (default) or {@code none}: whether a rank binds itself to its slice of the host's CPUs. */
+    /** {@code none} (default) or {@code auto}: whether a rank binds itself to its slice of the host's CPUs. */
     public static final String ENV = "JTRAIN_CPU_BIND";
 
     private static final int MASK_BYTES = 128; // 1024 CPUs, glibc's cpu_set_t
@@ -100,7 +101,7 @@ public final class CpuBinding {
      * is the resolved {@link #ENV} value.
      */
     public static Optional<BitSet> bindLocalRank(String setting, int localRank, int localWorldSize) {
-        String s = setting == null || setting.isBlank() ? "auto" : setting.trim().toLowerCase(Locale.ROOT);
+        String s = setting == null || setting.isBlank() ? "none" : setting.trim().toLowerCase(Locale.ROOT);
         if (!s.equals("auto") && !s.equals("none")) {
             throw new RendezvousConfigException(ENV + " must be auto or none: " + ENV + "=" + setting);
         }

@@ -4,6 +4,7 @@ import dev.jtrain.comm.engine.ClusterEngine;
 import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.engine.RankLayout;
+import dev.jtrain.comm.engine.StoreAddress;
 import dev.jtrain.comm.store.PrefixStore;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.store.TcpStore;
@@ -19,7 +20,7 @@ import static dev.jtrain.comm.launch.RendezvousEnv.*;
  * <p>Call sequence for every rank: {@code Rendezvous.fromEnv()} (detects the engine that started the process:
  * {@code jtrain launch}, MPI, Slurm; see {@link ClusterEngines}) → build transports / process group with
  * {@link #store()}, {@link #rank()}, {@link #worldSize()} → {@link #close()} at the end. The process the engine's
- * layout names hosts the store ({@link dev.jtrain.comm.engine.StoreAddress#hostedHere()}).
+ * layout names hosts the store ({@link StoreAddress#hostedHere()}).
  *
  * <p>Threading: the record is immutable; the store is thread-safe.
  *

@@ -1,5 +1,7 @@
 package dev.jtrain.comm.store;
 
+import dev.jtrain.comm.CommTimeoutException;
+
 import java.util.List;
 
 /**
@@ -18,7 +20,7 @@ public interface Store extends AutoCloseable {
     /** Blocks until {@code key} exists, up to {@link #timeoutMs()}, and returns its value. */
     default byte[] get(String key) { return get(key, timeoutMs()); }
 
-    /** Blocks until {@code key} exists, up to {@code timeoutMs}; throws {@link dev.jtrain.comm.CommTimeoutException}. */
+    /** Blocks until {@code key} exists, up to {@code timeoutMs}; throws {@link CommTimeoutException}. */
     byte[] get(String key, long timeoutMs);
 
     /** Atomically adds {@code delta} to the counter at {@code key} (absent counts as 0) and returns the new value. */
@@ -31,7 +33,7 @@ public interface Store extends AutoCloseable {
      */
     byte[] compareSet(String key, byte[] expected, byte[] desired);
 
-    /** Blocks until every key exists, up to {@code timeoutMs}; throws {@link dev.jtrain.comm.CommTimeoutException}. */
+    /** Blocks until every key exists, up to {@code timeoutMs}; throws {@link CommTimeoutException}. */
     void wait(List<String> keys, long timeoutMs);
 
     /** Removes {@code key}; returns whether it existed. */

@@ -8,6 +8,7 @@ import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -50,7 +51,7 @@ public final class TcpStore implements Store {
             socket.setTcpNoDelay(true);
             in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
             out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-            String name = ProcessHandle.current().pid() + "@" + java.net.InetAddress.getLocalHost().getHostName();
+            String name = ProcessHandle.current().pid() + "@" + InetAddress.getLocalHost().getHostName();
             call(StoreFrame.request(OP_HELLO, StoreFrame.utf8(options.jobToken()), StoreFrame.utf8(name)), "hello", "-", options.timeoutMs());
         } catch (IOException | RuntimeException e) {
             if (server != null) server.close();

@@ -1,9 +1,11 @@
 package dev.jtrain.comm.topology;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * Which ranks of a group share a host: the fact hierarchical collectives, hybrid sharding and per-link-class cost
@@ -58,7 +60,7 @@ public record HostTopology(int[] hostOfRank, List<String> hostNames) {
 
     /** The ranks on {@code host}, ascending. */
     public int[] ranksOn(int host) {
-        return java.util.stream.IntStream.range(0, hostOfRank.length).filter(r -> hostOfRank[r] == host).toArray();
+        return IntStream.range(0, hostOfRank.length).filter(r -> hostOfRank[r] == host).toArray();
     }
 
     /** This rank's index among the ranks of its host. */
@@ -98,18 +100,18 @@ public record HostTopology(int[] hostOfRank, List<String> hostNames) {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof HostTopology t && java.util.Arrays.equals(hostOfRank, t.hostOfRank) && hostNames.equals(t.hostNames);
+        return o instanceof HostTopology t && Arrays.equals(hostOfRank, t.hostOfRank) && hostNames.equals(t.hostNames);
     }
 
     @Override
-    public int hashCode() { return java.util.Arrays.hashCode(hostOfRank) * 31 + hostNames.hashCode(); }
+    public int hashCode() { return Arrays.hashCode(hostOfRank) * 31 + hostNames.hashCode(); }
 
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder();
         for (int h = 0; h < hosts(); h++) {
             if (h > 0) sb.append(", ");
-            sb.append(hostNames.get(h)).append(java.util.Arrays.toString(ranksOn(h)));
+            sb.append(hostNames.get(h)).append(Arrays.toString(ranksOn(h)));
         }
         return sb.toString();
     }

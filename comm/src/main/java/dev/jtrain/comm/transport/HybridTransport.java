@@ -1,5 +1,7 @@
 package dev.jtrain.comm.transport;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * Routes each peer to one of two transports: shared memory for peers on this host, TCP for the others.
  *
@@ -34,12 +36,12 @@ public final class HybridTransport implements Transport {
 
     @Override public long timeoutMs() { return Math.max(shm.timeoutMs(), tcp.timeoutMs()); }
 
-    @Override public void send(int peer, int tag, java.lang.foreign.MemorySegment src) { via(peer).send(peer, tag, src); }
+    @Override public void send(int peer, int tag, MemorySegment src) { via(peer).send(peer, tag, src); }
 
-    @Override public void recv(int peer, int tag, java.lang.foreign.MemorySegment dst) { via(peer).recv(peer, tag, dst); }
+    @Override public void recv(int peer, int tag, MemorySegment dst) { via(peer).recv(peer, tag, dst); }
 
     @Override
-    public void sendRecv(int to, java.lang.foreign.MemorySegment src, int from, java.lang.foreign.MemorySegment dst, int tag) {
+    public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
         Transport a = via(to), b = via(from);
         if (a == b) {
             a.sendRecv(to, src, from, dst, tag);
@@ -50,7 +52,7 @@ public final class HybridTransport implements Transport {
     }
 
     @Override
-    public void sendRecvCombine(int to, java.lang.foreign.MemorySegment src, int from, java.lang.foreign.MemorySegment acc, int tag,
+    public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag,
                                 Combiner combiner) {
         if (to < 0 || via(to) == via(from)) via(from).sendRecvCombine(to, src, from, acc, tag, combiner);
         else Transport.super.sendRecvCombine(to, src, from, acc, tag, combiner); // mixed links: sendRecv's ordering
@@ -61,7 +63,7 @@ public final class HybridTransport implements Transport {
         return (to < 0 || via(to) == via(from)) && via(from).combinesOnArrival(to, from);
     }
 
-    @Override public String linkKind(int peer) { return via(peer).linkKind(peer); }
+    @Override public LinkKind linkKind(int peer) { return via(peer).linkKind(peer); }
 
     @Override
     public void close() {

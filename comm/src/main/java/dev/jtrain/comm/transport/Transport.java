@@ -1,5 +1,9 @@
 package dev.jtrain.comm.transport;
 
+import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.CommTimeoutException;
+
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -9,7 +13,7 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>Messages between an ordered pair (src, dst) with the same tag are delivered in send order; the receiver
  *       states the exact byte length it expects ({@code dst.byteSize()}) and a length mismatch is a
- *       {@link dev.jtrain.comm.CommException} naming both ranks and the tag.</li>
+ *       {@link CommException} naming both ranks and the tag.</li>
  *   <li>{@link #send} returns when {@code src} may be reused (copied out or delivered); it may return before the
  *       peer has received. {@link #recv} returns when {@code dst} holds the message.</li>
  *   <li>A send does not wait for its receive to be posted: a receiver inside any call takes early messages into
@@ -18,8 +22,8 @@ import java.lang.foreign.MemorySegment;
  *       sender blocks (backpressure) until its receive is posted.</li>
  *   <li>{@link #sendRecv} makes progress on both directions at once, so a ring where every rank sends to its
  *       right and receives from its left never deadlocks, whatever the message size.</li>
- *   <li>Every blocking call fails within {@link #timeoutMs()} with a {@link dev.jtrain.comm.CommTimeoutException},
- *       and immediately with a {@link dev.jtrain.comm.CommException} when the peer's process is gone; both name
+ *   <li>Every blocking call fails within {@link #timeoutMs()} with a {@link CommTimeoutException},
+ *       and immediately with a {@link CommException} when the peer's process is gone; both name
  *       this rank, the peer and the tag.</li>
  *   <li>Sending to or receiving from oneself ({@code peer == rank()}) is legal and copies.</li>
  * </ul>
@@ -53,7 +57,7 @@ public interface Transport extends AutoCloseable {
      */
     default void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
         Combiner.requireWholeElements(acc, combiner);
-        MemorySegment in = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, acc.byteSize()), 64).asSlice(0, acc.byteSize());
+        MemorySegment in = Arena.ofAuto().allocate(Math.max(1, acc.byteSize()), 64).asSlice(0, acc.byteSize());
         if (to < 0) recv(from, tag, in);
         else sendRecv(to, src, from, in, tag);
         combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
@@ -65,8 +69,8 @@ public interface Transport extends AutoCloseable {
      */
     default boolean combinesOnArrival(int to, int from) { return false; }
 
-    /** The kind of link to {@code peer}: {@code "self"}, {@code "shm"}, {@code "tcp"} or {@code "local"}. */
-    String linkKind(int peer);
+    /** The kind of link to {@code peer}. */
+    LinkKind linkKind(int peer);
 
     /** Releases sockets, threads and shared-memory files; idempotent; never throws. */
     @Override

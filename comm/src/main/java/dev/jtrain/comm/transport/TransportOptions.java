@@ -1,12 +1,13 @@
 package dev.jtrain.comm.transport;
 
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * What {@link Transports#create} builds, resolved once.
  *
- * @param kind          {@code auto} (shared memory to peers on this host, TCP otherwise), {@code tcp} or {@code shm};
- *                      env {@code JTRAIN_TRANSPORT} overrides it
+ * @param kind          {@code auto} (shared memory to peers on this host, TCP otherwise), {@code tcp} or {@code shm}
+ *                      ({@link #fromEnv} takes it from {@code JTRAIN_TRANSPORT})
  * @param groupId       name of the group; store keys and ring file names carry it
  * @param timeoutMs     per blocking call and for connecting
  * @param jobToken      secret for TCP handshakes; {@code null} reads {@code JTRAIN_JOB_TOKEN}
@@ -19,6 +20,8 @@ import java.util.Locale;
 public record TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
                                String advertiseHost, int shmRingBytes, long maxUnexpectedBytes) {
     public static final String KIND_ENV = "JTRAIN_TRANSPORT";
+    /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
+    public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
 
     public TransportOptions {
         if (kind == null || kind.isBlank()) kind = "auto";
@@ -42,11 +45,15 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
         return new TransportOptions("auto", "world", timeoutMs, null, null, null, 0);
     }
 
-    /** The kind after applying env {@code JTRAIN_TRANSPORT} (which wins over the option, like NCCL_P2P_DISABLE). */
-    public String effectiveKind() {
-        String env = System.getenv(KIND_ENV);
-        if (env == null || env.isBlank()) return kind;
-        return new TransportOptions(env, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes).kind();
+    /**
+     * Defaults with the environment applied, read here once: {@code JTRAIN_TRANSPORT} (auto, tcp or shm; like
+     * NCCL_P2P_DISABLE it wins over the code's choice) and {@code JTRAIN_ADVERTISE_ADDR} (the address other hosts
+     * dial, for hosts with several networks).
+     */
+    public static TransportOptions fromEnv(Map<String, String> env, long timeoutMs) {
+        String advertise = env.get(ADVERTISE_ENV);
+        return new TransportOptions(env.get(KIND_ENV), "world", timeoutMs, null, null,
+                advertise == null || advertise.isBlank() ? null : advertise.trim(), 0, 0);
     }
 
     public TransportOptions withKind(String k) {

@@ -2,20 +2,23 @@ package dev.jtrain.comm.transport;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.topology.HostIdentity;
 import dev.jtrain.comm.transport.shm.ShmTransport;
 import dev.jtrain.comm.transport.shm.ShmTransportOptions;
 import dev.jtrain.comm.transport.tcp.TcpTransport;
 import dev.jtrain.comm.transport.tcp.TcpTransportOptions;
-import dev.jtrain.comm.topology.HostIdentity;
 
 import java.io.IOException;
+import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 
 /**
  * Builds the transport of one rank, choosing per peer: shared memory for peers on the same host (same host name
- * and kernel boot id, both published in the store), TCP otherwise. {@code JTRAIN_TRANSPORT=tcp|shm|auto} overrides
- * the choice; {@code shm} with a peer on another host is refused rather than silently degraded.
+ * and kernel boot id, both published in the store), TCP otherwise. {@link TransportOptions#kind()} {@code tcp} or
+ * {@code shm} overrides the choice; {@code shm} with a peer on another host is refused rather than silently degraded.
  *
  * <p>Every rank of the group must call {@link #create} (it is collective over the store).
  */
@@ -28,7 +31,7 @@ public final class Transports {
         // group, a test) then uses fresh keys instead of meeting the addresses and ring files of the last one.
         long generation = store.add("transport/" + options.groupId() + "/created/" + rank, 1);
         options = options.withGroupId(options.groupId() + "." + generation);
-        String kind = options.effectiveKind();
+        String kind = options.kind();
         String me = HostIdentity.identity();
         store.set(hostKey(options, rank), me.getBytes(StandardCharsets.UTF_8));
         UnexpectedBudget budget = new UnexpectedBudget(options.maxUnexpectedBytes()); // one for all links of this rank
@@ -63,9 +66,8 @@ public final class Transports {
         String bind = o.bindHost(), advertise = o.advertiseHost();
         if (bind == null && !allOnThisHost) {
             // Other hosts must reach us: listen everywhere and advertise the address that reaches the store's
-            // host (JTRAIN_ADVERTISE_ADDR overrides, for hosts with several networks).
+            // host (unless the options name one: JTRAIN_ADVERTISE_ADDR, for hosts with several networks).
             bind = "0.0.0.0";
-            if (advertise == null) advertise = System.getenv(ADVERTISE_ENV);
             if (advertise == null) advertise = store.localAddress();
             if (advertise == null || isLoopback(advertise)) advertise = networkAddress();
         }
@@ -73,8 +75,6 @@ public final class Transports {
         return TcpTransport.connect(store, rank, size, to, budget);
     }
 
-    /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
-    public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
 
 
     private static boolean isLoopback(String address) {
@@ -92,10 +92,10 @@ public final class Transports {
      */
     private static String networkAddress() {
         try {
-            for (var nif : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            for (var nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
                 if (!nif.isUp() || nif.isLoopback()) continue;
-                for (var a : java.util.Collections.list(nif.getInetAddresses())) {
-                    if (a instanceof java.net.Inet4Address && !a.isLinkLocalAddress()) return a.getHostAddress();
+                for (var a : Collections.list(nif.getInetAddresses())) {
+                    if (a instanceof Inet4Address && !a.isLinkLocalAddress()) return a.getHostAddress();
                 }
             }
         } catch (IOException e) {

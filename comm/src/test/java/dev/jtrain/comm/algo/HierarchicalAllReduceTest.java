@@ -1,5 +1,6 @@
 package dev.jtrain.comm.algo;
 
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.topology.HostTopology;
@@ -135,7 +136,7 @@ class HierarchicalAllReduceTest {
         @Override public int rank() { return inner.rank(); }
         @Override public int size() { return inner.size(); }
         @Override public long timeoutMs() { return inner.timeoutMs(); }
-        @Override public String linkKind(int peer) { return inner.linkKind(peer); }
+        @Override public LinkKind linkKind(int peer) { return inner.linkKind(peer); }
         @Override public void close() { }
 
         @Override public void send(int peer, int tag, MemorySegment src) {

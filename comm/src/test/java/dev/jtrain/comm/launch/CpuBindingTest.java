@@ -50,6 +50,7 @@ class CpuBindingTest {
     void theSettingIsAutoOrNone() {
         assertThatThrownBy(() -> CpuBinding.bindLocalRank("cores", 0, 2)).hasMessageContaining("JTRAIN_CPU_BIND=cores");
         assertThat(CpuBinding.bindLocalRank("none", 0, 2)).isEmpty();
+        assertThat(CpuBinding.bindLocalRank(null, 0, 2)).as("off unless asked for").isEmpty();
     }
 
     /** In a child JVM (binding changes the whole process): local rank 1 of 2 ends up on the second half of the CPUs. */

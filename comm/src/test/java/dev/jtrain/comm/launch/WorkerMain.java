@@ -76,7 +76,7 @@ public final class WorkerMain {
             t.sendRecv((r + 1) % n, pattern(bytes, r), (r + n - 1) % n, dst, 1);
             if (dst.mismatch(pattern(bytes, (r + n - 1) % n)) != -1) throw new AssertionError("ring data mismatch at rank " + r);
             barrier(rv, "ring-done");
-            System.out.println("ring ok " + t.linkKind((r + 1) % n));
+            System.out.println("ring ok " + t.linkKind((r + 1) % n).label());
         }
     }
 

@@ -27,7 +27,7 @@ class HybridTransportContractTest extends TransportContractTest {
 
     /** Rank 0 and rank 1 sit on different pretend hosts. */
     @Override
-    protected String expectedLinkKind() { return "tcp"; }
+    protected LinkKind expectedLinkKind() { return LinkKind.TCP; }
 
     @Override
     protected boolean sendBlocksWhileReceiverIsIdle() { return false; }

@@ -53,7 +53,7 @@ public abstract class TransportContractTest {
     protected boolean sendBlocksWhileReceiverIsIdle() { return true; }
 
     /** The link kind expected between two distinct ranks. */
-    protected abstract String expectedLinkKind();
+    protected abstract LinkKind expectedLinkKind();
 
     protected interface RankBody {
         void run(int rank) throws Exception;
@@ -136,7 +136,7 @@ public abstract class TransportContractTest {
                 }
             });
             assertThat(t[0].linkKind(1)).isEqualTo(expectedLinkKind());
-            assertThat(t[0].linkKind(0)).isEqualTo("self");
+            assertThat(t[0].linkKind(0)).isEqualTo(LinkKind.SELF);
         } finally {
             closeAll(t);
         }

@@ -27,9 +27,9 @@ class TransportsTest {
         for (String kind : new String[]{"auto", "tcp", "shm"}) {
             Transport[] t = create(kind, 3);
             try {
-                String expected = kind.equals("tcp") ? "tcp" : "shm";
+                LinkKind expected = kind.equals("tcp") ? LinkKind.TCP : LinkKind.SHM;
                 assertThat(t[0].linkKind(2)).isEqualTo(expected);
-                assertThat(t[1].linkKind(1)).isEqualTo("self");
+                assertThat(t[1].linkKind(1)).isEqualTo(LinkKind.SELF);
                 TransportContractTest.onEveryRank(3, r -> {
                     MemorySegment src = Arena.ofAuto().allocate(1000).fill((byte) r);
                     MemorySegment dst = Arena.ofAuto().allocate(1000);
@@ -54,8 +54,8 @@ class TransportsTest {
                 dev.jtrain.comm.transport.shm.ShmTransport.connect(store, r, size, useShm[r], so),
                 dev.jtrain.comm.transport.tcp.TcpTransport.connect(store, r, size, to), useShm[r]));
         try {
-            assertThat(t[0].linkKind(1)).isEqualTo("shm");
-            assertThat(t[0].linkKind(2)).isEqualTo("tcp");
+            assertThat(t[0].linkKind(1)).isEqualTo(LinkKind.SHM);
+            assertThat(t[0].linkKind(2)).isEqualTo(LinkKind.TCP);
             long bytes = 3L << 20;
             TransportContractTest.onEveryRank(size, r -> {
                 MemorySegment src = TransportContractTest.random(bytes, r);

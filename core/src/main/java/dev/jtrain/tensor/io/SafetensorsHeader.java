@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,7 +37,7 @@ record SafetensorsHeader(LinkedHashMap<String, TensorInfo> tensors, Map<String, 
             root = JSON.readTree(json);
         } catch (JacksonException e) {
             throw new SafetensorsException(file, null, "header is not valid JSON: " + e.getOriginalMessage(), e);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new SafetensorsException(file, null, "header cannot be read: " + e, e);
         }
         if (root == null || !root.isObject())
@@ -110,10 +112,10 @@ record SafetensorsHeader(LinkedHashMap<String, TensorInfo> tensors, Map<String, 
             for (long d : shape) numel = Math.multiplyExact(numel, d);
             bytes = Math.multiplyExact(numel, dtype.byteSize());
         } catch (ArithmeticException e) {
-            throw new SafetensorsException(file, name, "shape " + java.util.Arrays.toString(shape) + " overflows a long");
+            throw new SafetensorsException(file, name, "shape " + Arrays.toString(shape) + " overflows a long");
         }
         if (bytes != end - begin)
-            throw new SafetensorsException(file, name, "shape " + java.util.Arrays.toString(shape) + " x " + dtype
+            throw new SafetensorsException(file, name, "shape " + Arrays.toString(shape) + " x " + dtype
                     + " (" + dtype.byteSize() + " bytes) = " + bytes + " bytes, but data_offsets [" + begin + ", " + end
                     + "] span " + (end - begin));
         return new TensorInfo(dtype, shape, begin, end);

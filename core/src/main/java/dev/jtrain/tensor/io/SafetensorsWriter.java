@@ -10,6 +10,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -55,7 +56,7 @@ public final class SafetensorsWriter {
 
     /** Adds a {@code __metadata__} entry (e.g. "format" -> "pt"). */
     public SafetensorsWriter metadata(String key, String value) {
-        metadata.put(java.util.Objects.requireNonNull(key, "key"), java.util.Objects.requireNonNull(value, "value"));
+        metadata.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
         return this;
     }
 

@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -49,7 +50,7 @@ public final class CrossEntropyKernel {
                 int base = zo + r * cols, db = dzo + r * cols;
                 int t = targets[r];
                 if (t < 0) {
-                    java.util.Arrays.fill(dz, db, db + cols, 0f);
+                    Arrays.fill(dz, db, db + cols, 0f);
                     continue;
                 }
                 FloatVector vl = FloatVector.broadcast(S, lse[r]);
@@ -57,7 +58,7 @@ public final class CrossEntropyKernel {
                 for (; c < upper; c += S.length())
                     VectorMath.exp(FloatVector.fromArray(S, z, base + c).sub(vl)).mul(scale).intoArray(dz, db + c);
                 for (; c < valid; c++) dz[db + c] = VectorMath.exp(z[base + c] - lse[r]) * scale;
-                java.util.Arrays.fill(dz, db + valid, db + cols, 0f);
+                Arrays.fill(dz, db + valid, db + cols, 0f);
                 dz[db + t] -= scale;
             }
         });

@@ -48,14 +48,8 @@ public final class Parallel {
     }
 
     private static int defaultThreads() {
-        String env = System.getenv("JTRAIN_THREADS");
-        String prop = System.getProperty("jtrain.threads", env);
-        if (prop != null && !prop.isBlank()) {
-            int t = Integer.parseInt(prop.trim());
-            if (t < 1) throw new IllegalArgumentException("jtrain.threads must be >= 1, got " + t);
-            return t;
-        }
-        return Runtime.getRuntime().availableProcessors();
+        int t = KernelOptions.CURRENT.threads();
+        return t > 0 ? t : Runtime.getRuntime().availableProcessors();
     }
 
     /** Number of threads kernels use, including the caller. */

@@ -47,13 +47,13 @@ public final class Sgemm {
      * stores, as much as the m * k * n FMAs when m is a few rows, and an MR = 12 tile would be mostly padding
      * (figures: bench/MEASUREMENTS.md, "unpacked SGEMM").
      */
-    static final int SMALL_M = Integer.getInteger("jtrain.sgemm.smallM", 16);
+    static final int SMALL_M = KernelOptions.CURRENT.smallM();
     /**
      * Problems with m * n * k at most this and B not transposed skip packing too: below it the packing copies cost
      * more than they save, and the two break even around 96^3 (bench/MEASUREMENTS.md, "unpacked SGEMM"). With B
      * transposed the unpacked form is dot products, whose horizontal sums make it slower than packing at any size.
      */
-    static final long SMALL_VOLUME = Long.getLong("jtrain.sgemm.smallVolume", 80L * 80 * 80);
+    static final long SMALL_VOLUME = KernelOptions.CURRENT.smallVolume();
 
     private static final ThreadLocal<SgemmWorkspace> WORKSPACE = ThreadLocal.withInitial(SgemmWorkspace::new);
 

@@ -38,15 +38,14 @@ final class SgemmKernel {
     static final int MR = pickMr();
 
     private static VectorSpecies<Float> pickSpecies() {
-        String bits = System.getProperty("jtrain.sgemm.vectorBits", "");
-        if (bits.equals("256")) return FloatVector.SPECIES_256;
-        if (bits.equals("512")) return FloatVector.SPECIES_512;
+        int bits = KernelOptions.CURRENT.vectorBits();
+        if (bits == 256) return FloatVector.SPECIES_256;
+        if (bits == 512) return FloatVector.SPECIES_512;
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
     }
 
     private static int pickMr() {
-        String mr = System.getProperty("jtrain.sgemm.mr", "");
-        if (mr.equals("6") || mr.equals("12")) return Integer.parseInt(mr);
+        if (KernelOptions.CURRENT.sgemmMr() != 0) return KernelOptions.CURRENT.sgemmMr();
         // AVX-512 (and only it) doubles the register file to 32; the preferred species tells us which we have.
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? 12 : 6;
     }

@@ -1,12 +1,13 @@
 package dev.jtrain.tensor.kernel;
 
-import static dev.jtrain.tensor.kernel.SgemmKernel.L;
-import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
-import static dev.jtrain.tensor.kernel.SgemmKernel.S;
-
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+
+import static dev.jtrain.tensor.kernel.SgemmKernel.L;
+import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
+import static dev.jtrain.tensor.kernel.SgemmKernel.S;
 
 /**
  * Unpacked SGEMM for problems too small, or too flat (a few rows of A: the decode step of a language model),
@@ -98,7 +99,7 @@ final class SgemmSmall {
      */
     private static void row1(int i, int n, int k, float alpha, float[] a, int aOff, int ars, int aps,
                              float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc, float[] acc) {
-        java.util.Arrays.fill(acc, 0, n, 0f);
+        Arrays.fill(acc, 0, n, 0f);
         int a0 = aOff + i * ars;
         int nv = n - n % L;
         int p = 0;

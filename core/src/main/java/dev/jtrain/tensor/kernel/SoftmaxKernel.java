@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -37,7 +38,7 @@ public final class SoftmaxKernel {
         float inv = 1f / sum;
         for (c = 0; c < upper; c += S.length()) FloatVector.fromArray(S, row, ro + c).mul(inv).intoArray(row, ro + c);
         for (; c < len; c++) row[ro + c] *= inv;
-        java.util.Arrays.fill(row, ro + len, ro + cols, 0f);
+        Arrays.fill(row, ro + len, ro + cols, 0f);
     }
 
     /**
@@ -59,6 +60,6 @@ public final class SoftmaxKernel {
             FloatVector.fromArray(S, dp, dpo + c).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + c);
         }
         for (; c < len; c++) dz[dzo + c] = p[po + c] * (dp[dpo + c] - dot) * scale;
-        java.util.Arrays.fill(dz, dzo + len, dzo + cols, 0f);
+        Arrays.fill(dz, dzo + len, dzo + cols, 0f);
     }
 }

@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -105,7 +106,7 @@ public final class VectorOps {
     public static void sumRows(float[] x, int xo, int rows, int cols, float[] out, int oo, boolean accumulate) {
         int threads = Parallel.threads();
         if (rows * (long) cols < GRAIN || threads == 1 || cols < S.length()) {
-            if (!accumulate) java.util.Arrays.fill(out, oo, oo + cols, 0f);
+            if (!accumulate) Arrays.fill(out, oo, oo + cols, 0f);
             for (int r = 0; r < rows; r++) addRowInto(x, xo + r * cols, out, oo, cols);
             return;
         }
@@ -114,7 +115,7 @@ public final class VectorOps {
         Parallel.forRange(blocks, 1, (lo, hi) -> {
             int c0 = lo * S.length();
             int c1 = hi == blocks ? cols : hi * S.length();
-            if (!accumulate) java.util.Arrays.fill(out, oo + c0, oo + c1, 0f);
+            if (!accumulate) Arrays.fill(out, oo + c0, oo + c1, 0f);
             for (int r = 0; r < rows; r++) {
                 int base = xo + r * cols;
                 int c = c0;

@@ -1,10 +1,12 @@
 package dev.jtrain.comm.transport.local;
 
+import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroupOptions;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -37,10 +39,10 @@ public final class LocalRanks {
             for (Future<T> f : fs) {
                 try {
                     out.add(f.get(120, TimeUnit.SECONDS));
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     // The rank that failed first is the interesting one; the others only see it vanish.
-                    boolean comm = e.getCause() instanceof dev.jtrain.comm.CommException;
-                    if (first == null || (!comm && first.getCause() instanceof dev.jtrain.comm.CommException)) first = e;
+                    boolean comm = e.getCause() instanceof CommException;
+                    if (first == null || (!comm && first.getCause() instanceof CommException)) first = e;
                 }
             }
             if (first != null) throw first;

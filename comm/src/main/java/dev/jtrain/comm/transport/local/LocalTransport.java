@@ -3,9 +3,11 @@ package dev.jtrain.comm.transport.local;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -53,7 +55,7 @@ public final class LocalTransport implements Transport {
         checkPeer(peer, "send", tag);
         if (group.closed[rank]) throw new CommException(where("send", peer, tag) + ": this transport is closed");
         if (group.closed[peer]) throw new CommException(where("send", peer, tag) + ": peer rank " + peer + " is closed (gone)");
-        byte[] copy = src.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        byte[] copy = src.toArray(ValueLayout.JAVA_BYTE);
         group.boxes[rank][peer].put(tag, copy);
     }
 
@@ -92,9 +94,9 @@ public final class LocalTransport implements Transport {
     }
 
     @Override
-    public String linkKind(int peer) {
+    public LinkKind linkKind(int peer) {
         checkPeer(peer, "linkKind", 0);
-        return peer == rank ? "self" : "local";
+        return peer == rank ? LinkKind.SELF : LinkKind.LOCAL;
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.concurrent.locks.LockSupport;
  * <ol>
  *   <li><b>spin</b> ({@code onSpinWait}): a peer on another core answers within a microsecond or two, and any
  *       sleep costs tens of microseconds on a VM, so a 4 KiB all-reduce is only fast if we are still looking at the
- *       ring when the bytes land. The budget depends on who waits ({@link dev.jtrain.comm.transport.WaitHint}):
+ *       ring when the bytes land. The budget depends on who waits ({@link WaitHint}):
  *       a caller blocked in a collective spins up to 1 ms (it has nothing else to do, as in MPI's blocking calls);
  *       a background communication thread 50 us (compute threads want the core); and with more ranks than cores
  *       on the host only 1 us, since the peer we wait for may be waiting for our core;</li>
@@ -19,18 +19,15 @@ import java.util.concurrent.locks.LockSupport;
  *   <li><b>park</b> with growing sleeps (5 → 100 us; see {@link TimerSlack}) once a wait is clearly long (a peer
  *       still computing), so an idle communication thread stops taking CPU from training.</li>
  * </ol>
- * <p>Overrides for experiments: system properties {@code jtrain.shm.blockingSpinMicros}, {@code jtrain.shm.spinMicros},
- * {@code jtrain.shm.yieldMicros}.
- *
  * <p>Threading: one instance per waiting call; not shared.
  */
 final class Backoff {
     /** Spin of a caller blocked in a collective (see {@link WaitHint}) on a host with a core per rank. */
-    static final long BLOCKING_SPIN_NANOS = micros("jtrain.shm.blockingSpinMicros", 1000) * 1000;
+    static final long BLOCKING_SPIN_NANOS = 1_000_000;
     /** Spin of a background communication thread, which shares the cores with compute threads. */
-    static final long BACKGROUND_SPIN_NANOS = micros("jtrain.shm.spinMicros", 50) * 1000;
+    static final long BACKGROUND_SPIN_NANOS = 50_000;
     static final long OVERSUBSCRIBED_SPIN_NANOS = 1_000;
-    static final long YIELD_NANOS = micros("jtrain.shm.yieldMicros", 1000) * 1000;
+    static final long YIELD_NANOS = 1_000_000;
     static final long MIN_PARK_NANOS = 5_000;
     static final long MAX_PARK_NANOS = 100_000;
 
@@ -61,14 +58,6 @@ final class Backoff {
             if (parkNanos == MIN_PARK_NANOS) TimerSlack.minimiseForCurrentThread();
             LockSupport.parkNanos(parkNanos);
             parkNanos = Math.min(MAX_PARK_NANOS, parkNanos * 2);
-        }
-    }
-
-    private static long micros(String property, long dflt) {
-        try {
-            return Long.parseLong(System.getProperty(property, Long.toString(dflt)));
-        } catch (NumberFormatException e) {
-            return dflt;
         }
     }
 }

@@ -6,6 +6,7 @@ import dev.jtrain.comm.store.Store;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -62,7 +63,7 @@ final class ShmBootstrap {
                     out[p] = fc.map(FileChannel.MapMode.READ_WRITE, 0, fc.size(), arena);
                 }
                 ShmRingDescriptor.validate(out[p], path);
-                out[p].set(java.lang.foreign.ValueLayout.JAVA_LONG, ShmRingDescriptor.SENDER_PID_OFFSET, pid);
+                out[p].set(ValueLayout.JAVA_LONG, ShmRingDescriptor.SENDER_PID_OFFSET, pid);
             }
             store.set(key(o, "mapped", rank, rank), new byte[]{1});
             List<String> peersMapped = new ArrayList<>();

@@ -4,6 +4,7 @@ import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.SegmentAccess;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.UnexpectedBudget;
@@ -11,6 +12,7 @@ import dev.jtrain.comm.transport.UnexpectedBudget;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -67,7 +69,7 @@ public final class ShmTransport implements Transport {
             if (rings.inbound()[p] != null) inbound[p] = new InboundPipe(p, rings.inbound()[p], capacity, budget);
             if (rings.outbound()[p] != null) outbound[p] = new OutboundPipe(p, rings.outbound()[p], capacity);
         }
-        int onHost = 1 + (int) Arrays.stream(inbound).filter(java.util.Objects::nonNull).count();
+        int onHost = 1 + (int) Arrays.stream(inbound).filter(Objects::nonNull).count();
         this.oversubscribed = onHost > Runtime.getRuntime().availableProcessors();
     }
 
@@ -402,10 +404,10 @@ public final class ShmTransport implements Transport {
     }
 
     @Override
-    public String linkKind(int peer) {
+    public LinkKind linkKind(int peer) {
         if (peer < 0 || peer >= size) throw new IllegalArgumentException("peer out of range: peer=" + peer + " size=" + size);
-        if (peer == rank) return "self";
-        return inbound[peer] != null ? "shm" : "none";
+        if (peer == rank) return LinkKind.SELF;
+        return inbound[peer] != null ? LinkKind.SHM : LinkKind.NONE;
     }
 
     @Override

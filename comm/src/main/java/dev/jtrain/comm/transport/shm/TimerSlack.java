@@ -4,6 +4,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.Locale;
 
 /**
  * Shrinks the Linux timer slack of a waiting thread from the default 50 us to 1 ns ({@code prctl(PR_SET_TIMERSLACK)}),
@@ -23,7 +24,7 @@ final class TimerSlack {
     @SuppressWarnings("restricted") // needs --enable-native-access, which every jtrain JVM gets
     private static MethodHandle lookup() {
         try {
-            if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) return null;
+            if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) return null;
             Linker linker = Linker.nativeLinker();
             return linker.defaultLookup().find("prctl")
                     .map(addr -> linker.downcallHandle(addr,

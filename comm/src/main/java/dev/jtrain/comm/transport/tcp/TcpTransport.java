@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.UnexpectedBudget;
 
@@ -203,9 +204,9 @@ public final class TcpTransport implements Transport {
     }
 
     @Override
-    public String linkKind(int peer) {
+    public LinkKind linkKind(int peer) {
         if (peer < 0 || peer >= size) throw new IllegalArgumentException("peer out of range: peer=" + peer + " size=" + size);
-        return peer == rank ? "self" : "tcp";
+        return peer == rank ? LinkKind.SELF : LinkKind.TCP;
     }
 
     private void watch() {

@@ -1,5 +1,6 @@
 package dev.jtrain.comm.transport.local;
 
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportContractTest;
 
@@ -13,7 +14,7 @@ class LocalTransportContractTest extends TransportContractTest {
     protected boolean boundsUnexpectedBytes() { return false; }
 
     @Override
-    protected String expectedLinkKind() { return "local"; }
+    protected LinkKind expectedLinkKind() { return LinkKind.LOCAL; }
 
     /** Local sends are buffered in the receiver's mailbox, so they never block. */
     @Override

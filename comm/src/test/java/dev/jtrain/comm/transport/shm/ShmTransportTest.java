@@ -1,5 +1,6 @@
 package dev.jtrain.comm.transport.shm;
 
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportContractTest;
@@ -40,7 +41,7 @@ class ShmTransportTest extends TransportContractTest {
     }
 
     @Override
-    protected String expectedLinkKind() { return "shm"; }
+    protected LinkKind expectedLinkKind() { return LinkKind.SHM; }
 
     static List<Path> leftovers(String fragment) throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {

@@ -1,5 +1,6 @@
 package dev.jtrain.comm.transport.tcp;
 
+import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportContractTest;
@@ -29,7 +30,7 @@ class TcpTransportTest extends TransportContractTest {
     }
 
     @Override
-    protected String expectedLinkKind() { return "tcp"; }
+    protected LinkKind expectedLinkKind() { return LinkKind.TCP; }
 
     @Override
     protected boolean sendBlocksWhileReceiverIsIdle() { return false; }

@@ -1,0 +1,37 @@
+package dev.jtrain.checkpoint;
+
+import java.util.Properties;
+
+/**
+ * How a {@link Checkpointer} touches memory and disk, resolved once.
+ *
+ * @param directIo     shard files are written, and read where not cached, past the page cache (O_DIRECT): a
+ *                     buffered write of a large checkpoint costs the training cores the page-cache copy and its
+ *                     reclaim (bench/MEASUREMENTS.md, "direct I/O"). Falls back per file where the file system
+ *                     refuses it.
+ * @param hugePages    staging buffers of 2 MiB and more are mapped with transparent huge pages advised (fewer TLB
+ *                     misses while the snapshot copies)
+ * @param nativeWriter shard files are written with pwrite + sync_file_range through libc (write-back starts behind
+ *                     the snapshot instead of all at the final fsync); off: plain FileChannel writes
+ */
+public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter) {
+    public static CheckpointerOptions defaults() { return new CheckpointerOptions(true, true, true); }
+
+    /**
+     * Defaults, with {@code -Djtrain.checkpoint.directIo=false}, {@code .hugePages=false} or
+     * {@code .syncFileRange=false} (e.g. in {@code JTRAIN_JAVA_OPTS}) turning a feature off.
+     */
+    public static CheckpointerOptions fromSystemProperties() { return from(System.getProperties()); }
+
+    static CheckpointerOptions from(Properties p) {
+        return new CheckpointerOptions(on(p, "jtrain.checkpoint.directIo"), on(p, "jtrain.checkpoint.hugePages"),
+                on(p, "jtrain.checkpoint.syncFileRange"));
+    }
+
+    private static boolean on(Properties p, String key) {
+        String v = p.getProperty(key);
+        if (v == null || v.isBlank() || v.equalsIgnoreCase("true")) return true;
+        if (v.equalsIgnoreCase("false")) return false;
+        throw new IllegalArgumentException(key + " must be true or false: " + v);
+    }
+}

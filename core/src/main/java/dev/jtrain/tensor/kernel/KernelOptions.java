@@ -1,0 +1,58 @@
+package dev.jtrain.tensor.kernel;
+
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The kernel settings of this JVM, read and validated once, here, at class initialisation: the kernels' static
+ * choices (vector width, tile rows) can not change after their classes load anyway.
+ *
+ * @param threads     kernel threads including the caller: {@code JTRAIN_THREADS} or {@code -Djtrain.threads}
+ *                    (the property wins); 0 = every available processor
+ * @param vectorBits  SGEMM vector width, 256 or 512 ({@code -Djtrain.sgemm.vectorBits}); 0 = 512 where the CPU's
+ *                    preferred species is that wide, else 256
+ * @param sgemmMr     SGEMM micro-tile rows, 6 or 12 ({@code -Djtrain.sgemm.mr}); 0 = 12 with 32 vector registers
+ *                    (AVX-512), else 6
+ * @param smallM      products with at most this many rows skip packing ({@code -Djtrain.sgemm.smallM})
+ * @param smallVolume products with m·n·k at most this skip packing ({@code -Djtrain.sgemm.smallVolume})
+ */
+public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume) {
+    public static final String THREADS_ENV = "JTRAIN_THREADS";
+
+    /** This JVM's settings. */
+    public static final KernelOptions CURRENT = from(System.getProperties(), System.getenv());
+
+    public KernelOptions {
+        if (threads < 0) throw new IllegalArgumentException("kernel threads must be >= 1 (or 0 for all cores): " + threads);
+        if (vectorBits != 0 && vectorBits != 256 && vectorBits != 512) {
+            throw new IllegalArgumentException("jtrain.sgemm.vectorBits must be 256 or 512: " + vectorBits);
+        }
+        if (sgemmMr != 0 && sgemmMr != 6 && sgemmMr != 12) throw new IllegalArgumentException("jtrain.sgemm.mr must be 6 or 12: " + sgemmMr);
+        if (smallM < 0 || smallVolume < 0) throw new IllegalArgumentException("small-product thresholds must be >= 0");
+    }
+
+    static KernelOptions from(Properties props, Map<String, String> env) {
+        String threads = props.getProperty("jtrain.threads", env.get(THREADS_ENV));
+        return new KernelOptions(
+                positive(threads, "jtrain.threads / " + THREADS_ENV, 0),
+                (int) number(props.getProperty("jtrain.sgemm.vectorBits"), "jtrain.sgemm.vectorBits", 0),
+                (int) number(props.getProperty("jtrain.sgemm.mr"), "jtrain.sgemm.mr", 0),
+                (int) number(props.getProperty("jtrain.sgemm.smallM"), "jtrain.sgemm.smallM", 16),
+                number(props.getProperty("jtrain.sgemm.smallVolume"), "jtrain.sgemm.smallVolume", 80L * 80 * 80));
+    }
+
+    private static int positive(String v, String name, int dflt) {
+        int n = (int) number(v, name, dflt);
+        if (v != null && !v.isBlank() && n < 1) throw new IllegalArgumentException(name + " must be >= 1: " + v);
+        return n;
+    }
+
+    private static long number(String v, String name, long dflt) {
+        if (v == null || v.isBlank()) return dflt;
+        try {
+            return Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be an integer: " + v, e);
+        }
+    }
+}
