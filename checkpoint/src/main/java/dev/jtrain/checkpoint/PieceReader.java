@@ -81,13 +81,15 @@ final class PieceReader implements AutoCloseable {
         private final Path path;
         private final SafetensorsReader header;
         private final FileChannel channel;
+        private final boolean directWanted;
         private FileChannel direct;
         private boolean directTried;
 
-        OpenFile(Path path, SafetensorsReader header, FileChannel channel) {
+        OpenFile(Path path, SafetensorsReader header, FileChannel channel, boolean directWanted) {
             this.path = path;
             this.header = header;
             this.channel = channel;
+            this.directWanted = directWanted;
         }
 
         Path path() { return path; }
@@ -99,7 +101,7 @@ final class PieceReader implements AutoCloseable {
         FileChannel direct() {
             if (!directTried) {
                 directTried = true;
-                direct = openDirect(path);
+                direct = directWanted ? openDirect(path) : null;
             }
             return direct;
         }
@@ -414,7 +416,7 @@ final class PieceReader implements AutoCloseable {
         SafetensorsReader header = null;
         try {
             header = SafetensorsReader.open(path); // validates the header and that the file is whole
-            f = new OpenFile(path, header, FileChannel.open(path, StandardOpenOption.READ));
+            f = new OpenFile(path, header, FileChannel.open(path, StandardOpenOption.READ), directIo);
         } catch (SafetensorsException e) {
             throw new CheckpointException("file " + path + " (items " + itemsIn(p.file()) + "): " + e.getMessage(), e);
         } catch (IOException e) {
@@ -426,12 +428,10 @@ final class PieceReader implements AutoCloseable {
     }
 
     /**
-     * A second channel on {@code path} that reads past the page cache, or null: direct I/O is off
-     * ({@link CheckpointerOptions#directIo}), the file system refuses it (tmpfs before Linux 6.6), or its block
+     * A second channel on {@code path} that reads past the page cache, or null: the file system refuses it (tmpfs before Linux 6.6), or its block
      * size does not divide the alignment the staging layout keeps.
      */
-    private FileChannel openDirect(Path path) {
-        if (!directIo) return null;
+    private static FileChannel openDirect(Path path) {
         try {
             long block = Files.getFileStore(path).getBlockSize();
             if (block <= 0 || ReadLayout.ALIGN % block != 0) return null;
