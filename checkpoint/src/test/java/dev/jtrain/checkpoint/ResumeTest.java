@@ -2,11 +2,11 @@ package dev.jtrain.checkpoint;
 
 import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.autograd.F;
-import dev.jtrain.dist.DataParallel;
-import dev.jtrain.dist.DataParallelOptions;
-import dev.jtrain.dist.DistributedDataParallel;
-import dev.jtrain.dist.SingleProcess;
-import dev.jtrain.dist.ZeroOptimizer;
+import dev.jtrain.parallel.DataParallel;
+import dev.jtrain.parallel.DataParallelOptions;
+import dev.jtrain.parallel.DistributedDataParallel;
+import dev.jtrain.parallel.SingleProcess;
+import dev.jtrain.parallel.ZeroOptimizer;
 import dev.jtrain.nn.Embedding;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.nn.LayerNorm;

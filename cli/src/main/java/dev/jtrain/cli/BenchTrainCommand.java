@@ -6,6 +6,7 @@ import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.StepArena;
@@ -76,7 +77,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         Gpt model = new Gpt(cfg, 0);
         model.setActivationCheckpointing(checkpointing);
         FlatParameters flat = FlatParameters.of(model);
-        AdamW opt = new AdamW(flat, AdamW.Options.gpt());
+        FlatOptimizer opt = new FlatOptimizer(flat, AdamW.gpt());
         Rng rng = new Rng(0);
         int t = cfg.blockSize(), n = batch * t;
         int[] x = new int[n], y = new int[n];

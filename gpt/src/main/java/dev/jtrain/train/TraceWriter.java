@@ -3,7 +3,7 @@ package dev.jtrain.train;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.jtrain.dist.CommTrace;
+import dev.jtrain.parallel.CommTrace;
 import dev.jtrain.gpt.BlockTracer;
 
 import java.io.IOException;

@@ -3,6 +3,7 @@ package dev.jtrain.gpt;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
 import org.junit.jupiter.api.Test;
@@ -88,7 +89,7 @@ class GptTest {
     void overfitsOneBatch() {
         Gpt m = new Gpt(TINY, 4);
         FlatParameters flat = FlatParameters.of(m);
-        AdamW opt = new AdamW(flat, new AdamW.Options(0.9f, 0.95f, 1e-8f, 0f));
+        FlatOptimizer opt = new FlatOptimizer(flat, new AdamW(0.9f, 0.95f, 1e-8f, 0f));
         Rng rng = new Rng(6);
         int[] x = randomIds(rng, 4 * 8, 50), y = randomIds(rng, 4 * 8, 50);
         float first = 0, last = 0;
@@ -115,7 +116,7 @@ class GptTest {
         for (int run = 0; run < 2; run++) {
             Gpt m = new Gpt(cfg, 1);
             FlatParameters flat = FlatParameters.of(m);
-            AdamW opt = new AdamW(flat, AdamW.Options.gpt());
+            FlatOptimizer opt = new FlatOptimizer(flat, AdamW.gpt());
             dev.jtrain.tensor.StepArena arena = new dev.jtrain.tensor.StepArena();
             for (int step = 0; step < 5; step++) {
                 flat.zeroGrad();

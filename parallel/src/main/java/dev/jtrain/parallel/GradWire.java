@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 /**
  * The element type of gradient traffic. {@link #BF16} rounds each bucket to bfloat16 for the collective and expands

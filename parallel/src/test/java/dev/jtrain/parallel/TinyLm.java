@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.autograd.F;
 import dev.jtrain.nn.Embedding;

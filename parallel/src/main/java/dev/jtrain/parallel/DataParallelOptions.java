@@ -1,6 +1,8 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.Optimizer;
 
 /**
  * @param bucketBytes      cap of every bucket after the first, or {@link #AUTO_BUCKET} to size it from the group's
@@ -8,11 +10,12 @@ import dev.jtrain.comm.ProcessGroup;
  * @param firstBucketBytes cap of the first bucket, small so that communication starts early (PyTorch: 1 MiB)
  * @param zeroStage        0 = DDP (replicated optimizer), 1 = sharded optimizer state, 2 = also sharded gradients
  * @param overlap          launch collectives from backward hooks (true) or only after backward (false, for comparison)
+ * @param optimizer        the element-wise update every strategy applies to its parameters or shard (AdamW by default)
  * @param gradWire         the element type gradients travel in: {@link GradWire#FP32}, or {@link GradWire#BF16} for
  *                         half the bytes on networks slower than the model needs (PyTorch's {@code bf16_compress_hook})
  */
 public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int zeroStage, boolean overlap,
-                                  float beta1, float beta2, float eps, float weightDecay, GradWire gradWire) {
+                                  Optimizer optimizer, GradWire gradWire) {
     /** {@code bucketBytes} to be chosen from the process group's measured link speed. */
     public static final long AUTO_BUCKET = 0;
 
@@ -21,10 +24,11 @@ public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int z
         if ((bucketBytes < 64 && bucketBytes != AUTO_BUCKET) || firstBucketBytes < 64)
             throw new IllegalArgumentException("bucket sizes must be >= 64 bytes: bucketBytes=" + bucketBytes + ", firstBucketBytes=" + firstBucketBytes);
         if (gradWire == null) gradWire = GradWire.FP32;
+        if (optimizer == null) throw new IllegalArgumentException("optimizer must be given (e.g. AdamW.gpt())");
     }
 
     public static DataParallelOptions defaults() {
-        return new DataParallelOptions(AUTO_BUCKET, 1L << 20, 0, true, 0.9f, 0.95f, 1e-8f, 0.1f, GradWire.FP32);
+        return new DataParallelOptions(AUTO_BUCKET, 1L << 20, 0, true, AdamW.gpt(), GradWire.FP32);
     }
 
     /** The bucket cap to use on {@code pg}: the configured one, or {@link BucketPlan#autoBucketBytes} of its links. */
@@ -33,22 +37,27 @@ public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int z
     }
 
     public DataParallelOptions withZeroStage(int stage) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, stage, overlap, beta1, beta2, eps, weightDecay, gradWire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, stage, overlap, optimizer, gradWire);
     }
 
     public DataParallelOptions withBuckets(long first, long rest) {
-        return new DataParallelOptions(rest, first, zeroStage, overlap, beta1, beta2, eps, weightDecay, gradWire);
+        return new DataParallelOptions(rest, first, zeroStage, overlap, optimizer, gradWire);
     }
 
     public DataParallelOptions withOverlap(boolean on) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, on, beta1, beta2, eps, weightDecay, gradWire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, on, optimizer, gradWire);
     }
 
     public DataParallelOptions withGradWire(GradWire wire) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, beta1, beta2, eps, weightDecay, wire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, optimizer, wire);
     }
 
+    public DataParallelOptions withOptimizer(Optimizer o) {
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, o, gradWire);
+    }
+
+    /** AdamW with nanoGPT's betas and epsilon and this weight decay (matrices only). */
     public DataParallelOptions withWeightDecay(float wd) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, beta1, beta2, eps, wd, gradWire);
+        return withOptimizer(new AdamW(0.9f, 0.95f, 1e-8f, wd));
     }
 }

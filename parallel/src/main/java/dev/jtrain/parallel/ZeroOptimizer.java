@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ProcessGroup;
@@ -6,7 +6,6 @@ import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Tensor;
-import dev.jtrain.tensor.kernel.AdamWKernel;
 import dev.jtrain.tensor.kernel.VectorOps;
 import dev.jtrain.tensor.state.Stateful;
 import dev.jtrain.tensor.state.TensorShard;
@@ -19,11 +18,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * ZeRO-sharded AdamW ("DistAdam"; Rajbhandari et al. 2020, stages 1 and 2).
+ * ZeRO-sharded optimizer (Rajbhandari et al. 2020, stages 1 and 2; with AdamW, what DeepSpeed calls "DistAdam").
  *
  * <p>Layout: each gradient bucket (see {@link BucketPlan}) of L floats is split evenly into N shards of S = ⌈L/N⌉
  * (rounded to 16 floats; the tail is zero padding, never silently un-sharded); rank r owns shard r of every bucket,
- * a contiguous slice of that bucket, as FSDP shards each FlatParameter. Adam's m and v exist only for owned shards.
+ * a contiguous slice of that bucket, as FSDP shards each FlatParameter. The optimizer's state (AdamW: m and v)
+ * exists only for owned shards, stepped through the {@link dev.jtrain.optim.Optimizer} interface.
  *
  * <p>Step sequence: gradients are reduce-scattered (AVG) per bucket, launched from the backward hooks in bucket order
  * (later layers first). {@link #step} waits for them in launch order — the earliest-launched, likeliest finished, first —
@@ -51,8 +51,8 @@ public final class ZeroOptimizer implements DataParallel {
     private final int[] stateBase;
     private final List<List<Piece>> pieces = new ArrayList<>();
     private final float[][] gradShard; // stage 2 only
-    private final float[] m;
-    private final float[] v;
+    /** The optimizer's state for the owned shards only, one buffer per state name (AdamW: m and v). */
+    private final float[][] state;
     private final int[] pending;
     private final boolean[] ready;
     private final float[][] bucketBuffer;
@@ -98,8 +98,7 @@ public final class ZeroOptimizer implements DataParallel {
             }
             pieces.add(list);
         }
-        m = new float[total];
-        v = new float[total];
+        state = options.optimizer().newState(total);
         stagingFloats = maxPadded; // [0, N·S) reduce-scatter input / all-gather output, [N·S, (N+1)·S) shard output
         gradShard = stage == 2 ? new float[nb][] : null;
         if (stage == 2) {
@@ -272,8 +271,7 @@ public final class ZeroOptimizer implements DataParallel {
             for (Piece p : pieces.get(b)) {
                 if (scale != 1f) VectorOps.scale(scale, g, gradOffset(p), g, gradOffset(p), p.length());
                 int st = stateBase[b] + p.shardOff();
-                AdamWKernel.step(params.data(), p.flatOff(), g, gradOffset(p), m, st, v, st, p.length(), lr,
-                        options.beta1(), options.beta2(), options.eps(), p.decay() ? options.weightDecay() : 0f, step);
+                options.optimizer().step(params.data(), p.flatOff(), g, gradOffset(p), state, st, p.length(), lr, p.decay(), step);
             }
             launchAllGather(bs.get(b));
         }
@@ -303,8 +301,10 @@ public final class ZeroOptimizer implements DataParallel {
     @Override
     public MemoryReport memory() {
         long p = params.parameterCount();
-        long grads = stage == 1 ? 4L * params.size() : 4L * m.length;
-        return new MemoryReport(p, 4L * params.size(), grads, 8L * m.length, 4L * staged * stagingFloats);
+        long owned = state.length == 0 ? 0 : state[0].length, stateBytes = 0;
+        for (float[] s : state) stateBytes += 4L * s.length;
+        long grads = stage == 1 ? 4L * params.size() : 4L * owned;
+        return new MemoryReport(p, 4L * params.size(), grads, stateBytes, 4L * staged * stagingFloats);
     }
 
     @Override public int stepCount() { return step; }
@@ -314,7 +314,7 @@ public final class ZeroOptimizer implements DataParallel {
     @Override
     public Stateful modelState() { return ReplicatedState.parameters(params, true); }
 
-    /** Each owned piece of m and v as a flat range of its parameter's tensor (names shared with DDP's full state). */
+    /** Each owned piece of each state buffer as a flat range of its parameter's tensor (names shared with DDP's full state). */
     @Override
     public Stateful optimizerState() {
         return new Stateful() {
@@ -326,17 +326,20 @@ public final class ZeroOptimizer implements DataParallel {
                         var sl = params.slots().get(p.slot());
                         long[] shape = ReplicatedState.shape(sl);
                         int st = stateBase[b] + p.shardOff();
-                        out.add(new TensorShard("optimizer.exp_avg." + sl.name(), shape, p.flatOff() - sl.offset(), m, st, p.length(), false));
-                        out.add(new TensorShard("optimizer.exp_avg_sq." + sl.name(), shape, p.flatOff() - sl.offset(), v, st, p.length(), false));
+                        List<String> names = options.optimizer().stateNames();
+                        for (int k = 0; k < names.size(); k++) {
+                            out.add(new TensorShard(ReplicatedState.stateName(names.get(k), sl.name()), shape, p.flatOff() - sl.offset(),
+                                    state[k], st, p.length(), false));
+                        }
                     }
                 return out;
             }
 
             @Override
-            public Map<String, String> metadata() { return Map.of("optimizer.step", Integer.toString(step)); }
+            public Map<String, String> metadata() { return Map.of(ReplicatedState.STEP_KEY, Integer.toString(step)); }
 
             @Override
-            public void restore(Map<String, String> metadata) { step = Integer.parseInt(metadata.getOrDefault("optimizer.step", "0")); }
+            public void restore(Map<String, String> metadata) { step = Integer.parseInt(metadata.getOrDefault(ReplicatedState.STEP_KEY, "0")); }
         };
     }
 }

@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 /** Receives the launch and completion of each collective, for the Perfetto trace. Implementations must be thread-safe. */
 public interface CommTrace {

@@ -1,10 +1,10 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
-import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.state.Stateful;
 
@@ -27,7 +27,7 @@ public final class DistributedDataParallel implements DataParallel {
     private final ProcessGroup pg;
     private final DataParallelOptions options;
     private final BucketPlan plan;
-    private final AdamW adam;
+    private final FlatOptimizer opt;
     private final int[] pending;
     private final boolean[] ready;
     private final Work[] works;
@@ -43,7 +43,7 @@ public final class DistributedDataParallel implements DataParallel {
         this.trace = trace == null ? CommTrace.NONE : trace;
         ParameterSync.verifyAndBroadcast(params, pg);
         this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
-        this.adam = new AdamW(params, new AdamW.Options(options.beta1(), options.beta2(), options.eps(), options.weightDecay()));
+        this.opt = new FlatOptimizer(params, options.optimizer());
         int nb = plan.buckets().size();
         pending = new int[nb];
         ready = new boolean[nb];
@@ -114,7 +114,7 @@ public final class DistributedDataParallel implements DataParallel {
     @Override
     public float step(float lr, float maxNorm) {
         float norm = GradClip.clipByGlobalNorm(params.grad(), maxNorm); // grads are identical on every rank now
-        adam.step(lr);
+        opt.step(lr);
         lastStepComm = 0;
         return norm;
     }
@@ -124,15 +124,15 @@ public final class DistributedDataParallel implements DataParallel {
     @Override public long lastStepCommNanos() { return lastStepComm; }
 
     @Override
-    public MemoryReport memory() { return MemoryReport.replicated(params, adam); }
+    public MemoryReport memory() { return MemoryReport.replicated(params, opt); }
 
-    @Override public int stepCount() { return adam.stepCount(); }
+    @Override public int stepCount() { return opt.stepCount(); }
 
     @Override
     public Stateful modelState() { return ReplicatedState.parameters(params, true); }
 
     @Override
     public Stateful optimizerState() {
-        return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), true, adam::stepCount, adam::setStepCount);
+        return ReplicatedState.optimizer(params, opt, true);
     }
 }

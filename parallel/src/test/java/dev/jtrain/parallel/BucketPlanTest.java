@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.comm.algo.CostModel;
 import org.junit.jupiter.api.Test;

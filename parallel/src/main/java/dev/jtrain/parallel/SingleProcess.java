@@ -1,18 +1,18 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.nn.FlatParameters;
-import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.state.Stateful;
 
-/** One process, no communication: clip and AdamW over the flat buffers. */
+/** One process, no communication: clip, then the optimizer over the flat buffers. */
 public final class SingleProcess implements DataParallel {
     private final FlatParameters params;
-    private final AdamW adam;
+    private final FlatOptimizer opt;
 
     public SingleProcess(FlatParameters params, DataParallelOptions o) {
         this.params = params;
-        this.adam = new AdamW(params, new AdamW.Options(o.beta1(), o.beta2(), o.eps(), o.weightDecay()));
+        this.opt = new FlatOptimizer(params, o.optimizer());
     }
 
     @Override public int rank() { return 0; }
@@ -28,7 +28,7 @@ public final class SingleProcess implements DataParallel {
     @Override
     public float step(float lr, float maxNorm) {
         float norm = GradClip.clipByGlobalNorm(params.grad(), maxNorm);
-        adam.step(lr);
+        opt.step(lr);
         return norm;
     }
 
@@ -37,17 +37,17 @@ public final class SingleProcess implements DataParallel {
     @Override public long lastStepCommNanos() { return 0; }
 
     @Override
-    public MemoryReport memory() { return MemoryReport.replicated(params, adam); }
+    public MemoryReport memory() { return MemoryReport.replicated(params, opt); }
 
-    @Override public int stepCount() { return adam.stepCount(); }
+    @Override public int stepCount() { return opt.stepCount(); }
 
-    public AdamW optimizer() { return adam; }
+    public FlatOptimizer optimizer() { return opt; }
 
     @Override
     public Stateful modelState() { return ReplicatedState.parameters(params, false); }
 
     @Override
     public Stateful optimizerState() {
-        return ReplicatedState.adam(params, adam.exp_avg(), adam.exp_avg_sq(), false, adam::stepCount, adam::setStepCount);
+        return ReplicatedState.optimizer(params, opt, false);
     }
 }

@@ -1,7 +1,7 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.nn.FlatParameters;
-import dev.jtrain.optim.AdamW;
+import dev.jtrain.optim.FlatOptimizer;
 
 /**
  * Per-rank bytes of training state, to compare with the ZeRO paper's fp32 accounting (Rajbhandari et al. 2020,
@@ -9,10 +9,11 @@ import dev.jtrain.optim.AdamW;
  * Transient staging buffers are reported separately (they do not grow with the model).
  */
 public record MemoryReport(long parameters, long parameterBytes, long gradientBytes, long optimizerBytes, long stagingBytes) {
-    /** What a replicated strategy (DDP, one process) holds: the flat weight and gradient buffers and Adam's m and v. */
-    static MemoryReport replicated(FlatParameters params, AdamW adam) {
-        return new MemoryReport(params.parameterCount(), 4L * params.data().length, 4L * params.grad().length,
-                4L * (adam.exp_avg().length + adam.exp_avg_sq().length), 0);
+    /** What a replicated strategy (DDP, one process) holds: the flat weight and gradient buffers and the optimizer's state. */
+    static MemoryReport replicated(FlatParameters params, FlatOptimizer optimizer) {
+        long state = 0;
+        for (float[] s : optimizer.state()) state += 4L * s.length;
+        return new MemoryReport(params.parameterCount(), 4L * params.data().length, 4L * params.grad().length, state, 0);
     }
 
     public long totalBytes() {

@@ -1,4 +1,4 @@
-package dev.jtrain.dist;
+package dev.jtrain.parallel;
 
 import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.nn.FlatParameters;
