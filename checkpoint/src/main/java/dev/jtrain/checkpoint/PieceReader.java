@@ -297,7 +297,10 @@ final class PieceReader implements AutoCloseable {
                 if (cancelled) return;
             }
             long n = Math.min(READ_CHUNK, to - pos);
-            boolean directChunk = direct && !cached(f, pos, Math.min(n, fileSize - pos));
+            long probe = Math.min(n, fileSize - pos);
+            // asked twice: mincore now and then misses a page just read, and one such page must not send a whole
+            // cached chunk to the disk (a cold chunk says no both times; buffered reads of it would start readahead)
+            boolean directChunk = direct && !cached(f, pos, probe) && !cached(f, pos, probe);
             ByteBuffer bb = stage.asSlice(run.stageOf(pos), n).asByteBuffer();
             while (bb.hasRemaining()) {
                 long at = pos + bb.position();
