@@ -14,10 +14,7 @@ import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.CpuBinding;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
-import dev.jtrain.parallel.DistributedDataParallel;
 import dev.jtrain.parallel.GradWire;
-import dev.jtrain.parallel.SingleProcess;
-import dev.jtrain.parallel.ZeroOptimizer;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.GptWeights;
@@ -28,7 +25,6 @@ import dev.jtrain.gpt.data.CorpusProgress;
 import dev.jtrain.gpt.data.Tokenizer;
 import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.gpt.data.Tokens;
-import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.kernel.KernelOptions;
 import dev.jtrain.tensor.kernel.Parallel;
@@ -52,7 +48,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 
 /**
  * {@code jtrain train}: the main job. With no flags it trains the built-in default preset on the running JDK's own
@@ -209,13 +204,10 @@ final class TrainCommand implements Callable<Integer> {
                     case "bf16" -> GradWire.BF16;
                     default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
                 });
-        Function<FlatParameters, DataParallel> strategy = p ->
-                pg == null ? new SingleProcess(p, dpo)
-                        : zero == 0 ? new DistributedDataParallel(p, pg, dpo, trace)
-                        : new ZeroOptimizer(p, pg, dpo, trace);
         Trainer trainer = new Trainer(tc, model,
                 new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
-                new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
+                new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
+                p -> DataParallel.create(p, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
         PreemptionSignal.onTerm(trainer::requestStop);
         if ((ckptEvery > 0 || resume) && ckptDir == null)
