@@ -14,10 +14,7 @@ import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.CpuBinding;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
-import dev.jtrain.parallel.DistributedDataParallel;
 import dev.jtrain.parallel.GradWire;
-import dev.jtrain.parallel.SingleProcess;
-import dev.jtrain.parallel.ZeroOptimizer;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.GptWeights;
@@ -28,7 +25,6 @@ import dev.jtrain.gpt.data.CorpusProgress;
 import dev.jtrain.gpt.data.Tokenizer;
 import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.gpt.data.Tokens;
-import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.kernel.KernelOptions;
 import dev.jtrain.tensor.kernel.Parallel;
@@ -52,7 +48,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 
 /**
  * {@code jtrain train}: the main job. With no flags it trains the built-in default preset on the running JDK's own
@@ -155,11 +150,61 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
+    /** The tokenized training and validation data, and where it came from. */
+    private record Data(Path source, Tokens train, Tokens val) { }
+
+    /** What the lead rank's run loop returns: the result, and the best single step's MFU (to check the peak). */
+    private record Outcome(Trainer.Result result, double bestStepMfu) { }
+
+    /** Assembles a run from the settings: data, model, strategy, checkpointing; runs it; reports and saves. */
     private Integer train(TrainSettings s, ProcessGroup pg) throws Exception {
         int rank = pg == null ? 0 : pg.rank(), world = pg == null ? 1 : pg.size();
         boolean lead = rank == 0;
         PrintStream console = lead ? System.out : new PrintStream(OutputStream.nullOutputStream());
         Tokenizer tok = Tokenizers.byName(s.tokenizer);
+        Data data = prepareData(s, tok, console);
+        Gpt model = buildModel(s, tok);
+        GptConfig cfg = model.config();
+        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
+        TrainConfig tc = s.toTrainConfig(cfg, peak);
+        describe(console, model, tc, pg, world, peak);
+
+        Path dir = out != null ? out : Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(dir);
+        if (tc.batchSize() % world != 0)
+            throw new IllegalArgumentException("--batch-size " + tc.batchSize() + " (global) must divide by the " + world
+                    + " processes; each process takes batch-size / nproc rows");
+        if ((ckptEvery > 0 || resume) && ckptDir == null)
+            throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
+        TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
+        DataParallelOptions dpo = dataParallelOptions(tc);
+        Trainer trainer = new Trainer(tc, model,
+                new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
+                new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
+                p -> DataParallel.create(p, pg, dpo, trace));
+        if (trace != null) trainer.setTrace(trace);
+        PreemptionSignal.onTerm(trainer::requestStop);
+        Checkpointer checkpointer = setUpCheckpointing(trainer, pg, world, console);
+        var mem = trainer.parallel().memory();
+        console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
+                mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
+                mem.bytesPerParameter());
+        Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source()) : new Outcome(trainer.run(new TrainListener() {}), 0);
+        if (checkpointer != null) checkpointer.close();
+        if (trace != null) trace.close();
+        Trainer.Result result = outcome.result();
+        if (result.stopRequested()) {
+            console.printf("%nstopped on SIGTERM after %d steps%s%n", result.steps(),
+                    checkpointer != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved)");
+            return 0;
+        }
+        if (!lead) return 0;
+        report(console, outcome, peak, data.train());
+        writeOutputs(model, tok, s, dir);
+        return 0;
+    }
+
+    private Data prepareData(TrainSettings s, Tokenizer tok, PrintStream console) {
         Path source = data != null ? data : DefaultData.jdkSources();
         String glob = dataGlob != null ? dataGlob : (data == null ? "*.java" : "*");
         console.printf("data: %s (%s, tokenizer %s, up to %,d bytes)%n", source, glob, tok.name(), s.dataMaxBytes);
@@ -169,18 +214,16 @@ final class TrainCommand implements Callable<Integer> {
         Tokens train = corpus.openTrain(), val = corpus.openVal();
         console.printf("prepared %s in %.1f s%n", corpus.directory(), (System.nanoTime() - prepStart) / 1e9);
         console.printf("tokens: %,d train, %,d val%n", train.size(), val.size());
+        return new Data(source, train, val);
+    }
 
-        Gpt model;
-        GptConfig cfg;
-        if (initFrom != null) {
-            model = GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed);
-            cfg = model.config();
-        } else {
-            cfg = s.modelConfig(tok.vocabSize());
-            model = new Gpt(cfg, s.seed);
-        }
-        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
-        TrainConfig tc = s.toTrainConfig(cfg, peak);
+    /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */
+    private Gpt buildModel(TrainSettings s, Tokenizer tok) {
+        return initFrom != null ? GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed) : new Gpt(s.modelConfig(tok.vocabSize()), s.seed);
+    }
+
+    private void describe(PrintStream console, Gpt model, TrainConfig tc, ProcessGroup pg, int world, double peak) {
+        GptConfig cfg = model.config();
         console.printf("model: %d layers, %d heads, width %d, context %d, vocab %d (padded %d), %,d parameters; "
                         + "global batch %d x %d, grad accum %d; %d process(es) x %d threads, %s; peak %.1f GFLOP/s per process%n",
                 cfg.nLayer(), cfg.nHead(), cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), cfg.paddedVocabSize(),
@@ -194,14 +237,10 @@ final class TrainCommand implements Callable<Integer> {
                     bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == DataParallelOptions.AUTO_BUCKET
                     ? " (auto: about 10 ms on the slowest link, " + pg.costModel() + ")" : "");
         }
+    }
 
-        Path dir = out != null ? out : Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-        Files.createDirectories(dir);
-        if (tc.batchSize() % world != 0)
-            throw new IllegalArgumentException("--batch-size " + tc.batchSize() + " (global) must divide by the " + world
-                    + " processes; each process takes batch-size / nproc rows");
-        TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
-        DataParallelOptions dpo = DataParallelOptions.defaults()
+    private DataParallelOptions dataParallelOptions(TrainConfig tc) {
+        return DataParallelOptions.defaults()
                 .withZeroStage(zero).withOverlap(!noOverlap).withWeightDecay(tc.weightDecay())
                 .withBuckets(1L << 20, bucketBytes())
                 .withGradWire(switch (gradWire.toLowerCase(Locale.ROOT)) {
@@ -209,78 +248,65 @@ final class TrainCommand implements Callable<Integer> {
                     case "bf16" -> GradWire.BF16;
                     default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
                 });
-        Function<FlatParameters, DataParallel> strategy = p ->
-                pg == null ? new SingleProcess(p, dpo)
-                        : zero == 0 ? new DistributedDataParallel(p, pg, dpo, trace)
-                        : new ZeroOptimizer(p, pg, dpo, trace);
-        Trainer trainer = new Trainer(tc, model,
-                new BatchSampler(train, tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
-                new BatchSampler(val, tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next, strategy);
-        if (trace != null) trainer.setTrace(trace);
-        PreemptionSignal.onTerm(trainer::requestStop);
-        if ((ckptEvery > 0 || resume) && ckptDir == null)
-            throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
-        Checkpointer checkpointer = ckptDir == null ? null : new Checkpointer(pg, CheckpointerOptions.fromSystemProperties());
-        if (checkpointer != null) {
-            trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
-            boolean any = CheckpointDirectory.steps(ckptDir).stream()
-                    .anyMatch(CheckpointDirectory::isCommitted);
-            if (resume && any) {
-                var r = trainer.resume(checkpointer, ckptDir, LoadOptions.latest().withBroadcast(world > 1));
-                console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
-                        r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
-            } else if (resume) {
-                console.printf("no committed checkpoint in %s; starting from step 0%n", ckptDir);
-            }
+    }
+
+    /** The checkpointer for --ckpt-dir (null without it), after --resume loaded the newest committed checkpoint. */
+    private Checkpointer setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) {
+        if (ckptDir == null) return null;
+        Checkpointer checkpointer = new Checkpointer(pg, CheckpointerOptions.fromSystemProperties());
+        trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
+        boolean any = CheckpointDirectory.steps(ckptDir).stream().anyMatch(CheckpointDirectory::isCommitted);
+        if (resume && any) {
+            var r = trainer.resume(checkpointer, ckptDir, LoadOptions.latest().withBroadcast(world > 1));
+            console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
+                    r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
+        } else if (resume) {
+            console.printf("no committed checkpoint in %s; starting from step 0%n", ckptDir);
         }
-        var mem = trainer.parallel().memory();
-        console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
-                mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
-                mem.bytesPerParameter());
-        Trainer.Result result;
-        double bestStepMfu = 0;
+        return checkpointer;
+    }
+
+    /** The lead rank's run: progress bar or log lines, metrics.jsonl, and loss.png at the end. */
+    private Outcome runWithProgress(Trainer trainer, TrainConfig tc, Path dir, GptConfig cfg, Path source) throws Exception {
         boolean fancy = !noProgress && System.console() != null;
-        if (lead) {
-            try (MetricsLog log = new MetricsLog(dir.resolve("metrics.jsonl"));
-                 ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-                result = trainer.run(progress);
-                bestStepMfu = progress.maxMfu;
-                progress.close();
-                LossPlot.write(dir.resolve("loss.png"), "jtrain " + cfg.nLayer() + "L/" + cfg.nEmbd() + " on " + source.getFileName(),
-                        progress.steps, progress.losses, progress.evalSteps, progress.valLosses);
-            }
-        } else {
-            result = trainer.run(new TrainListener() {});
+        try (MetricsLog log = new MetricsLog(dir.resolve("metrics.jsonl"));
+             ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
+            Trainer.Result result = trainer.run(progress);
+            progress.close();
+            LossPlot.write(dir.resolve("loss.png"), "jtrain " + cfg.nLayer() + "L/" + cfg.nEmbd() + " on " + source.getFileName(),
+                    progress.steps, progress.losses, progress.evalSteps, progress.valLosses);
+            return new Outcome(result, progress.maxMfu);
         }
-        if (checkpointer != null) checkpointer.close();
-        if (trace != null) trace.close();
-        if (result.stopRequested()) {
-            console.printf("%nstopped on SIGTERM after %d steps%s%n", result.steps(),
-                    checkpointer != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved)");
-            return 0;
-        }
-        if (!lead) return 0;
+    }
+
+    /** The closing line; when a step beat the cached SGEMM peak, the peak is measured again first. */
+    private void report(PrintStream console, Outcome outcome, double peak, Tokens train) {
+        Trainer.Result result = outcome.result();
         double unigram = UnigramEntropy.of(train);
         double mfu = result.meanMfu();
-        if (bestStepMfu > 1 && peakGflops == null) {
+        if (outcome.bestStepMfu() > 1 && peakGflops == null) {
             // A step beat the cached SGEMM peak: that peak was measured on busy cores. The other ranks are done, so
             // the cores are free now: measure again, cache it for later runs, and report against it.
             double fresh = PeakFlops.remeasureAfterBeaten(peak);
             if (fresh > peak) {
                 console.printf("%nnote: steps reached %.0f%% MFU against the cached peak of %.1f GFLOP/s per process (%s), which"
                                 + " must have been measured while the cores were busy; re-measured now: %.1f GFLOP/s, cached for later runs%n",
-                        100 * bestStepMfu, peak / 1e9, PeakFlops.cacheFile(), fresh / 1e9);
+                        100 * outcome.bestStepMfu(), peak / 1e9, PeakFlops.cacheFile(), fresh / 1e9);
                 mfu *= peak / fresh;
             } else {
                 console.printf("%nnote: steps reached %.0f%% MFU, yet SGEMM measures %.1f GFLOP/s per process now (cached: %.1f);"
                                 + " the cores may be busy, or the model's FLOP count overstates its work; --peak-gflops sets the peak%n",
-                        100 * bestStepMfu, fresh / 1e9, peak / 1e9);
+                        100 * outcome.bestStepMfu(), fresh / 1e9, peak / 1e9);
             }
         }
         console.printf("%ndone: %d steps in %s, %,.0f tokens/s, MFU %.1f%%; val loss %.4f nats/token "
                         + "(unigram entropy of the data: %.4f)%n",
                 result.steps(), ProgressReporter.formatSeconds(result.seconds()), result.meanTokensPerSecond(),
                 100 * mfu, result.lastValLoss(), unigram);
+    }
+
+    /** model.safetensors (Hugging Face layout) and, if asked for, a generated sample. */
+    private static void writeOutputs(Gpt model, Tokenizer tok, TrainSettings s, Path dir) throws Exception {
         GptWeights.saveHuggingFace(model, dir.resolve("model.safetensors"));
         if (s.sampleTokens > 0) {
             int[] prompt = tok.encode(tok.name().equals("byte") ? "public " : "The ");
@@ -290,7 +316,6 @@ final class TrainCommand implements Callable<Integer> {
             System.out.println("\n--- sample (temperature 0.8, top-k 40) ---\n" + text + "\n---");
         }
         System.out.println("run directory: " + dir.toAbsolutePath() + " (metrics.jsonl, loss.png, model.safetensors, sample.txt)");
-        return 0;
     }
 
     /** --bucket-mb: "auto" or a size in MiB. */

@@ -11,14 +11,16 @@ import dev.jtrain.tensor.Tensor;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * GPT-2 / nanoGPT: token + position embeddings, n_layer pre-norm blocks, final LayerNorm, and an LM head tied to
  * the token embedding (Press &amp; Wolf 2017). Parameter names follow nanoGPT ({@code transformer.h.0.attn.c_attn.weight},
  * Linear weights as (out, in)), so its checkpoints and Hugging Face GPT-2 weights map one to one.
  */
-public final class Gpt extends Module {
+public final class Gpt extends Module implements LanguageModel {
     /** The "transformer" sub-tree, only to give parameters nanoGPT's names. */
     static final class Transformer extends Module {
         final Embedding wte;
@@ -50,14 +52,32 @@ public final class Gpt extends Module {
 
     public GptConfig config() { return config; }
 
+    @Override public Module module() { return this; }
+
+    @Override
+    public Map<String, String> shapeMetadata() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("gpt.n_layer", Integer.toString(config.nLayer()));
+        m.put("gpt.n_head", Integer.toString(config.nHead()));
+        m.put("gpt.n_embd", Integer.toString(config.nEmbd()));
+        m.put("gpt.block_size", Integer.toString(config.blockSize()));
+        m.put("gpt.vocab_size", Integer.toString(config.vocabSize()));
+        m.put("gpt.dropout", Float.toString(config.dropout()));
+        m.put("gpt.bias", Boolean.toString(config.bias()));
+        return m;
+    }
+
+    @Override
     public Rng dropoutRng() { return dropoutRng; }
 
     /** Recompute each block's activations in backward instead of storing them. */
+    @Override
     public void setActivationCheckpointing(boolean on) { this.activationCheckpointing = on; }
 
     public boolean activationCheckpointing() { return activationCheckpointing; }
 
     /** Times every block's forward and backward (null: off). */
+    @Override
     public void setTracer(BlockTracer tracer) { this.tracer = tracer; }
 
     public List<Block> blocks() { return transformer.h; }
@@ -90,6 +110,7 @@ public final class Gpt extends Module {
     }
 
     /** Mean cross-entropy of next-token prediction; targets (B·T), negative ids ignored. */
+    @Override
     public Tensor loss(int[] idx, int[] targets, int batch, int time) {
         Tensor logits = forward(idx, batch, time);
         return F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets, config.vocabSize());
@@ -99,6 +120,7 @@ public final class Gpt extends Module {
      * Training FLOPs per token, PaLM/llm.c accounting: 6N for the parameter matmuls (forward + backward) plus
      * 6·L·C·T for attention scores and values with causal masking; recompute is not counted.
      */
+    @Override
     public double flopsPerToken(int time) {
         long n = parameterCount() - (long) config.blockSize() * config.nEmbd(); // wpe is a lookup, not a matmul
         return 6.0 * n + 6.0 * config.nLayer() * config.nEmbd() * time;

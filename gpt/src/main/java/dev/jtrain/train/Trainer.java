@@ -10,7 +10,7 @@ import dev.jtrain.checkpoint.SaveReport;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.SingleProcess;
-import dev.jtrain.gpt.Gpt;
+import dev.jtrain.gpt.LanguageModel;
 import dev.jtrain.gpt.data.Batch;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.CosineSchedule;
@@ -41,7 +41,7 @@ public final class Trainer {
                          double seconds, boolean stopRequested) {}
 
     private final TrainConfig config;
-    private final Gpt model;
+    private final LanguageModel model;
     private final BatchSource train;
     private final BatchSource val;
     private final FlatParameters params;
@@ -64,7 +64,7 @@ public final class Trainer {
     private volatile boolean stopRequested;
 
     /** Single process. */
-    public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val) {
+    public Trainer(TrainConfig config, LanguageModel model, BatchSource train, BatchSource val) {
         this(config, model, train, val, p -> new SingleProcess(p, DataParallelOptions.defaults().withWeightDecay(config.weightDecay())));
     }
 
@@ -72,13 +72,13 @@ public final class Trainer {
      * With a data-parallel strategy built over the model's flat parameters (DDP, ZeRO). {@code train} and {@code val}
      * give this rank's share of each global batch; losses are averaged over ranks.
      */
-    public Trainer(TrainConfig config, Gpt model, BatchSource train, BatchSource val,
+    public Trainer(TrainConfig config, LanguageModel model, BatchSource train, BatchSource val,
                    Function<FlatParameters, DataParallel> strategy) {
         this.config = config.validate();
         this.model = model;
         this.train = train;
         this.val = val;
-        this.params = FlatParameters.of(model);
+        this.params = FlatParameters.of(model.module());
         this.parallel = strategy.apply(params);
         this.schedule = new CosineSchedule(config.learningRate(), config.minLearningRate(),
                 Math.min(config.warmupSteps(), config.effectiveDecaySteps()), config.effectiveDecaySteps());
@@ -121,18 +121,11 @@ public final class Trainer {
             @Override public List<TensorShard> shards() { return List.of(); }
 
             @Override public Map<String, String> metadata() {
-                var c = model.config(); // the GPT shape, so `jtrain ckpt consolidate` can rebuild the model
                 Map<String, String> m = new LinkedHashMap<>();
                 m.put("step", Integer.toString(startStep));
                 m.put("dropout_rng", Long.toString(model.dropoutRng().state()));
                 m.put("config", config.toString());
-                m.put("gpt.n_layer", Integer.toString(c.nLayer()));
-                m.put("gpt.n_head", Integer.toString(c.nHead()));
-                m.put("gpt.n_embd", Integer.toString(c.nEmbd()));
-                m.put("gpt.block_size", Integer.toString(c.blockSize()));
-                m.put("gpt.vocab_size", Integer.toString(c.vocabSize()));
-                m.put("gpt.dropout", Float.toString(c.dropout()));
-                m.put("gpt.bias", Boolean.toString(c.bias()));
+                m.putAll(model.shapeMetadata()); // so `jtrain ckpt consolidate` can rebuild the model
                 return m;
             }
 
@@ -170,7 +163,7 @@ public final class Trainer {
         int measured = 0, step = startStep, first = startStep;
         float lastLoss = Float.NaN, lastVal = Float.NaN;
         int evaluatedAt = -1;
-        model.train(true);
+        model.module().train(true);
         boolean stopped = false;
         int lastSaved = startStep;
         for (; step < config.maxSteps(); step++) {
@@ -296,8 +289,8 @@ public final class Trainer {
 
     /** Mean loss over the first {@code batches} batches of {@code src}, in eval mode, without a graph. */
     public float evaluate(BatchSource src, int batches) {
-        boolean was = model.isTraining();
-        model.train(false);
+        boolean was = model.module().isTraining();
+        model.module().train(false);
         double sum = 0;
         try (var g = GradMode.noGrad()) {
             for (int i = 0; i < batches; i++) {
@@ -307,7 +300,7 @@ public final class Trainer {
                 }
             }
         } finally {
-            model.train(was);
+            model.module().train(was);
         }
         return parallel.average((float) (sum / batches));
     }

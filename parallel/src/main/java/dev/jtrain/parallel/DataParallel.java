@@ -1,5 +1,7 @@
 package dev.jtrain.parallel;
 
+import dev.jtrain.comm.ProcessGroup;
+import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.state.Stateful;
 
 /**
@@ -11,11 +13,23 @@ import dev.jtrain.tensor.state.Stateful;
  *   step(lr, maxNorm)                                                   (clip + update + parameter sync)
  * </pre>
  * Implementations: {@link SingleProcess} (no communication), {@link DistributedDataParallel} (all-reduce buckets,
- * replicated AdamW), {@link ZeroOptimizer} (reduce-scatter buckets, sharded AdamW, all-gather; ZeRO-1/2).
+ * replicated optimizer), {@link ZeroOptimizer} (reduce-scatter buckets, sharded optimizer, all-gather; ZeRO-1/2);
+ * {@link #create} picks one from the options.
  *
  * <p>Threading: all calls from the training thread.
  */
 public interface DataParallel extends AutoCloseable {
+    /**
+     * The strategy for {@code options.zeroStage()} over {@code group}: one process when the group is null or has one
+     * rank, DDP at stage 0, ZeRO at stages 1 and 2. Collective launches and completions go to {@code trace} (may be
+     * null).
+     */
+    static DataParallel create(FlatParameters params, ProcessGroup group, DataParallelOptions options, CommTrace trace) {
+        if (group == null || group.size() == 1) return new SingleProcess(params, options);
+        return options.zeroStage() == 0 ? new DistributedDataParallel(params, group, options, trace)
+                : new ZeroOptimizer(params, group, options, trace);
+    }
+
     int rank();
 
     int worldSize();
@@ -46,7 +60,7 @@ public interface DataParallel extends AutoCloseable {
     /** The model parameters as checkpointable state (replicated on every rank under DDP and ZeRO). */
     Stateful modelState();
 
-    /** The optimizer state (AdamW m, v, step) as checkpointable state: whole, replicated, or ZeRO shards. */
+    /** The optimizer state (its buffers and step count) as checkpointable state: whole, replicated, or ZeRO shards. */
     Stateful optimizerState();
 
     @Override

@@ -28,11 +28,9 @@ public final class DistributedDataParallel implements DataParallel {
     private final DataParallelOptions options;
     private final BucketPlan plan;
     private final FlatOptimizer opt;
-    private final int[] pending;
-    private final boolean[] ready;
+    private final BucketLaunches launches;
     private final Work[] works;
     private final CommTrace trace;
-    private int nextToLaunch;
     private boolean sync = true;
     private long lastStepComm;
 
@@ -44,11 +42,8 @@ public final class DistributedDataParallel implements DataParallel {
         ParameterSync.verifyAndBroadcast(params, pg);
         this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
         this.opt = new FlatOptimizer(params, options.optimizer());
-        int nb = plan.buckets().size();
-        pending = new int[nb];
-        ready = new boolean[nb];
-        works = new Work[nb];
-        resetBuckets();
+        works = new Work[plan.buckets().size()];
+        launches = new BucketLaunches(plan, this::launch);
         List<FlatParameters.Slot> slots = params.slots();
         for (int s = 0; s < slots.size(); s++) {
             final int slot = s;
@@ -58,36 +53,17 @@ public final class DistributedDataParallel implements DataParallel {
 
     public BucketPlan plan() { return plan; }
 
-    private void resetBuckets() {
-        for (BucketPlan.Bucket b : plan.buckets()) {
-            pending[b.index()] = b.lastSlot() - b.firstSlot() + 1;
-            ready[b.index()] = false;
-            works[b.index()] = null;
-        }
-        nextToLaunch = 0;
-    }
-
     private void onGradReady(int slot) {
-        if (!sync) return;
-        int b = plan.bucketOf(slot);
-        if (--pending[b] == 0) {
-            ready[b] = true;
-            if (options.overlap()) launchReady();
-        }
+        if (sync) launches.gradientReady(slot, options.overlap());
     }
 
-    private void launchReady() {
-        List<BucketPlan.Bucket> bs = plan.buckets();
-        while (nextToLaunch < bs.size() && ready[nextToLaunch]) {
-            BucketPlan.Bucket b = bs.get(nextToLaunch);
-            trace.begin("allreduce bucket " + b.index(), b.length() * 4L);
-            works[b.index()] = options.gradWire() == GradWire.BF16
-                    ? pg.allReduceBf16WireAsync(MemorySegment.ofArray(params.grad()).asSlice((long) b.lo() * Float.BYTES,
-                    (long) b.length() * Float.BYTES), b.length(), ReduceOp.AVG)
-                    : pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
-            works[b.index()].future().whenComplete((v, e) -> trace.end("allreduce bucket " + b.index()));
-            nextToLaunch++;
-        }
+    private void launch(BucketPlan.Bucket b) {
+        trace.begin("allreduce bucket " + b.index(), b.length() * 4L);
+        works[b.index()] = options.gradWire() == GradWire.BF16
+                ? pg.allReduceBf16WireAsync(MemorySegment.ofArray(params.grad()).asSlice((long) b.lo() * Float.BYTES,
+                (long) b.length() * Float.BYTES), b.length(), ReduceOp.AVG)
+                : pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
+        works[b.index()].future().whenComplete((v, e) -> trace.end("allreduce bucket " + b.index()));
     }
 
     @Override public int rank() { return pg.rank(); }
@@ -102,12 +78,12 @@ public final class DistributedDataParallel implements DataParallel {
     public long finishGradients() {
         if (!sync) return 0;
         // Parameters that got no gradient this step (unused) never fire their hook: their buckets go now, in order.
-        Arrays.fill(ready, true);
-        launchReady();
+        launches.launchRest(b -> { });
         long t0 = System.nanoTime();
         for (Work w : works) w.waitFor();
         long waited = System.nanoTime() - t0;
-        resetBuckets();
+        Arrays.fill(works, null);
+        launches.reset();
         return waited;
     }
 

@@ -53,15 +53,13 @@ public final class ZeroOptimizer implements DataParallel {
     private final float[][] gradShard; // stage 2 only
     /** The optimizer's state for the owned shards only, one buffer per state name (AdamW: m and v). */
     private final float[][] state;
-    private final int[] pending;
-    private final boolean[] ready;
+    private final BucketLaunches launches;
     private final float[][] bucketBuffer;
     private final ArrayDeque<float[]> free = new ArrayDeque<>();
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
     private final int stagingFloats;
     private final CommTrace trace;
     private int staged;
-    private int nextToLaunch;
     private boolean sync = true;
     private int step;
     private long lastStepComm;
@@ -105,10 +103,8 @@ public final class ZeroOptimizer implements DataParallel {
             for (int b = 0; b < nb; b++) gradShard[b] = new float[shardSize[b]];
             params.dropGradientBuffer();
         }
-        pending = new int[nb];
-        ready = new boolean[nb];
         bucketBuffer = new float[nb][];
-        resetBuckets();
+        launches = new BucketLaunches(plan, this::launch);
         for (int s = 0; s < slots.size(); s++) {
             final int slot = s;
             slots.get(s).param().registerPostAccumulateGradHook(t -> onGradReady(slot, t));
@@ -116,14 +112,6 @@ public final class ZeroOptimizer implements DataParallel {
     }
 
     public BucketPlan plan() { return plan; }
-
-    private void resetBuckets() {
-        for (BucketPlan.Bucket b : plan.buckets()) {
-            pending[b.index()] = b.lastSlot() - b.firstSlot() + 1;
-            ready[b.index()] = false;
-        }
-        nextToLaunch = 0;
-    }
 
     private void onGradReady(int slot, Tensor param) {
         if (!sync) return;
@@ -136,35 +124,27 @@ public final class ZeroOptimizer implements DataParallel {
             System.arraycopy(g.data(), g.offset(), bucketBuffer[b], sl.offset() - bk.lo(), sl.numel());
             param.setGrad(null); // the full gradient is not kept: that is stage 2's saving
         }
-        if (--pending[b] == 0) {
-            ready[b] = true;
-            if (options.overlap()) launchReady();
-        }
+        launches.gradientReady(slot, options.overlap());
     }
 
-    private void launchReady() {
-        var bs = plan.buckets();
-        while (nextToLaunch < bs.size() && ready[nextToLaunch]) {
-            BucketPlan.Bucket b = bs.get(nextToLaunch);
-            int s = shardSize[b.index()];
-            float[] buf = bucketBuffer[b.index()];
-            if (buf == null) { // stage 1: the bucket's gradients are in the flat buffer
-                buf = acquire();
-                if (stage == 1) System.arraycopy(params.grad(), b.lo(), buf, 0, b.length());
-            }
-            bucketBuffer[b.index()] = null;
-            MemorySegment all = MemorySegment.ofArray(buf);
-            MemorySegment in = all.asSlice(0, (long) world * s * Float.BYTES);
-            MemorySegment out = stage == 2 ? MemorySegment.ofArray(gradShard[b.index()])
-                    : all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
-            String name = "reduce_scatter bucket " + b.index();
-            trace.begin(name, (long) world * s * Float.BYTES);
-            Work w = options.gradWire() == GradWire.BF16 ? pg.reduceScatterBf16WireAsync(in, out, s, ReduceOp.AVG)
-                    : pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
-            w.future().whenComplete((x, e) -> trace.end(name));
-            inFlight.add(new InFlight(w, buf, b.index(), true));
-            nextToLaunch++;
+    private void launch(BucketPlan.Bucket b) {
+        int s = shardSize[b.index()];
+        float[] buf = bucketBuffer[b.index()];
+        if (buf == null) { // stage 1: the bucket's gradients are in the flat buffer
+            buf = acquire();
+            if (stage == 1) System.arraycopy(params.grad(), b.lo(), buf, 0, b.length());
         }
+        bucketBuffer[b.index()] = null;
+        MemorySegment all = MemorySegment.ofArray(buf);
+        MemorySegment in = all.asSlice(0, (long) world * s * Float.BYTES);
+        MemorySegment out = stage == 2 ? MemorySegment.ofArray(gradShard[b.index()])
+                : all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
+        String name = "reduce_scatter bucket " + b.index();
+        trace.begin(name, (long) world * s * Float.BYTES);
+        Work w = options.gradWire() == GradWire.BF16 ? pg.reduceScatterBf16WireAsync(in, out, s, ReduceOp.AVG)
+                : pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
+        w.future().whenComplete((x, e) -> trace.end(name));
+        inFlight.add(new InFlight(w, buf, b.index(), true));
     }
 
     /** A zeroed staging buffer: a free one, else the oldest in-flight one once its collective is done, else a new one. */
@@ -219,16 +199,12 @@ public final class ZeroOptimizer implements DataParallel {
     @Override
     public long finishGradients() {
         if (!sync) return 0;
-        var bs = plan.buckets();
-        for (int b = 0; b < bs.size(); b++) {
-            if (ready[b]) continue;
-            if (stage == 2) drainUnusedGradients(bs.get(b));
-            ready[b] = true;
-        }
-        launchReady();
+        launches.launchRest(b -> {
+            if (stage == 2) drainUnusedGradients(b);
+        });
         long waited = 0;
         while (!inFlight.isEmpty()) waited += complete(inFlight.poll());
-        resetBuckets();
+        launches.reset();
         return waited;
     }
 
