@@ -42,7 +42,6 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     private final String groupLabel;
     private final ScratchPool scratch = new ScratchPool();
     private final ScratchPool debugScratch = new ScratchPool();
-    private final ScratchPool staging = new ScratchPool();
     private final ThreadPoolExecutor executor;
     private volatile Thread thread;
     private volatile CollectiveContext current;
@@ -91,7 +90,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
 
     /** A context for the current operation; remembered so a failure can name the last peer. */
     CollectiveContext context(DType dtype, ReduceOp op) {
-        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes, staging, topology);
+        CollectiveContext c = new CollectiveContext(transport, tagBase, dtype, op, scratch, chunkBytes, topology);
         current = c;
         return c;
     }

@@ -1,10 +1,8 @@
 package dev.jtrain.comm;
 
-import dev.jtrain.comm.algo.CollectiveContext;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.WaitHint;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,14 +51,7 @@ final class PointToPoint {
         int wireTag = TagSpace.p2p(groupId, tag);
         CommWork w = new CommWork(group.who() + " send #" + seq.incrementAndGet() + " to rank " + dst + " (tag=" + tag
                 + " bytes=" + src.byteSize() + ")", engine.thread());
-        chain(key(0, dst, tag), w, inline, () -> {
-            MemorySegment out = src;
-            if (CollectiveContext.needsStaging(transport, dst, src)) { // float[] over TCP
-                out = Arena.ofAuto().allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize());
-                out.copyFrom(src);
-            }
-            transport.send(dst, wireTag, out);
-        });
+        chain(key(0, dst, tag), w, inline, () -> transport.send(dst, wireTag, src));
         return w;
     }
 
@@ -69,12 +60,7 @@ final class PointToPoint {
         int wireTag = TagSpace.p2p(groupId, tag);
         CommWork w = new CommWork(group.who() + " recv #" + seq.incrementAndGet() + " from rank " + src + " (tag=" + tag
                 + " bytes=" + dst.byteSize() + ")", engine.thread());
-        chain(key(1, src, tag), w, inline, () -> {
-            boolean stage = CollectiveContext.needsStaging(transport, src, dst);
-            MemorySegment in = stage ? Arena.ofAuto().allocate(Math.max(1, dst.byteSize()), 64).asSlice(0, dst.byteSize()) : dst;
-            transport.recv(src, wireTag, in);
-            if (stage) dst.copyFrom(in);
-        });
+        chain(key(1, src, tag), w, inline, () -> transport.recv(src, wireTag, dst));
         return w;
     }
 

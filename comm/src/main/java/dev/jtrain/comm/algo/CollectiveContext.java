@@ -4,7 +4,6 @@ import dev.jtrain.comm.DType;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.transport.Combiner;
-import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.MemorySegment;
@@ -27,33 +26,23 @@ public final class CollectiveContext {
     private final ReduceOp op;
     private final ScratchPool scratch;
     private final long chunkBytes;
-    private final ScratchPool staging;
     private final Combiner combiner;
     private final HostTopology topology;
     private final int lane;
     private volatile int lastPeer = -1;
 
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
-        this(transport, tagBase, dtype, op, scratch, chunkBytes, new ScratchPool());
-    }
-
-    /**
-     * @param staging pool for copies of heap buffers that a transport link cannot address directly (see
-     *                {@link #needsStaging}); slots 0 (outbound) and 1 (inbound)
-     */
-    public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
-                             ScratchPool staging) {
-        this(transport, tagBase, dtype, op, scratch, chunkBytes, staging, null);
+        this(transport, tagBase, dtype, op, scratch, chunkBytes, null);
     }
 
     /** @param topology which of the group's ranks share a host; null means all of them (one host) */
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
-                             ScratchPool staging, HostTopology topology) {
-        this(transport, tagBase, dtype, op, scratch, chunkBytes, staging, topology, 0);
+                             HostTopology topology) {
+        this(transport, tagBase, dtype, op, scratch, chunkBytes, topology, 0);
     }
 
     private CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes,
-                              ScratchPool staging, HostTopology topology, int lane) {
+                              HostTopology topology, int lane) {
         if (chunkBytes < 64) throw new IllegalArgumentException("chunkBytes must be >= 64: chunkBytes=" + chunkBytes);
         this.transport = transport;
         this.tagBase = tagBase;
@@ -61,7 +50,6 @@ public final class CollectiveContext {
         this.op = op;
         this.scratch = scratch;
         this.chunkBytes = chunkBytes;
-        this.staging = staging;
         this.lane = lane;
         this.topology = topology != null ? topology : HostTopology.singleHost(transport.size(), "localhost");
         if (this.topology.size() != transport.size()) {
@@ -76,38 +64,18 @@ public final class CollectiveContext {
         };
     }
 
-    /**
-     * True for a heap segment not backed by {@code byte[]} (e.g. {@code MemorySegment.ofArray(float[])}) going over
-     * a TCP link: NIO channels can only address native memory and {@code byte[]}, so such messages are staged through
-     * native scratch. Native and {@code byte[]} segments, and every other link kind, go straight through.
-     */
-    public static boolean needsStaging(Transport t, int peer, MemorySegment seg) {
-        return !seg.isNative() && !(seg.heapBase().orElse(null) instanceof byte[]) && t.linkKind(peer) == LinkKind.TCP;
-    }
-
-    private MemorySegment outbound(int peer, MemorySegment src) {
-        if (!needsStaging(transport, peer, src)) return src;
-        MemorySegment s = staging.get(0, src.byteSize());
-        s.copyFrom(src);
-        return s;
-    }
-
-    private MemorySegment inbound(int peer, MemorySegment dst) {
-        return needsStaging(transport, peer, dst) ? staging.get(1, dst.byteSize()) : dst;
-    }
-
     /** Lanes per call: the calling thread's (0) and up to 3 helper threads', one collective channel each. */
     public static final int LANES = 4;
 
     /**
      * A context for helper thread {@code k} (1..3) of the same call: same transport, element type, operator and
-     * topology, scratch and staging of its own, and its own tag (collective channel k), so that two lanes may even
+     * topology, scratch of its own, and its own tag (collective channel k), so that two lanes may even
      * talk to the same peer at once. Transports allow concurrent calls for different (peer, tag) pairs; an algorithm
      * uses lanes to keep several exchanges in flight (see {@link HierarchicalAllReduce}). A lane uses channel 0 only.
      */
     public CollectiveContext lane(int k) {
         if (lane != 0 || k < 1 || k >= LANES) throw new IllegalArgumentException("lane must be 1.." + (LANES - 1) + " of a caller's context: lane=" + k);
-        return new CollectiveContext(transport, tagBase, dtype, op, scratch.lane(k), chunkBytes, staging.lane(k), topology, k);
+        return new CollectiveContext(transport, tagBase, dtype, op, scratch.lane(k), chunkBytes, topology, k);
     }
 
     public int rank() { return transport.rank(); }
@@ -141,15 +109,13 @@ public final class CollectiveContext {
     public void send(int channel, int peer, MemorySegment src) {
         if (src.byteSize() == 0) return;
         lastPeer = peer;
-        transport.send(peer, tag(channel), outbound(peer, src));
+        transport.send(peer, tag(channel), src);
     }
 
     public void recv(int channel, int peer, MemorySegment dst) {
         if (dst.byteSize() == 0) return;
         lastPeer = peer;
-        MemorySegment target = inbound(peer, dst);
-        transport.recv(peer, tag(channel), target);
-        if (target != dst) dst.copyFrom(target);
+        transport.recv(peer, tag(channel), dst);
     }
 
     /** Simultaneous send and receive; either side may be empty. */
@@ -160,9 +126,7 @@ public final class CollectiveContext {
             send(to, src);
         } else {
             lastPeer = from;
-            MemorySegment target = inbound(from, dst);
-            transport.sendRecv(to, outbound(to, src), from, target, tag(0));
-            if (target != dst) dst.copyFrom(target);
+            transport.sendRecv(to, src, from, dst, tag(0));
         }
     }
 
@@ -188,7 +152,7 @@ public final class CollectiveContext {
         // fused: fold as the bytes arrive (bitwise the same result as receiving, then reducing: same operands, order)
         if (transport.combinesOnArrival(to, from)) {
             lastPeer = from;
-            transport.sendRecvCombine(to, to < 0 ? src : outbound(to, src), from, acc, tag(channel), combiner);
+            transport.sendRecvCombine(to, src, from, acc, tag(channel), combiner);
             return;
         }
         MemorySegment in = scratch.asSlice(0, n);

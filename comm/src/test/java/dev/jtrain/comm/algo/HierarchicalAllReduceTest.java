@@ -97,8 +97,7 @@ class HierarchicalAllReduceTest {
             threads.add(Thread.ofPlatform().start(() -> {
                 try (Arena arena = shared ? Arena.ofShared() : Arena.ofConfined()) {
                     Transport counting = new OffHostCounter(t[rank], topology, offHost);
-                    CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096,
-                            new ScratchPool(), topology);
+                    CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096, topology);
                     MemorySegment buf = arena.allocate(4L * count, 64);
                     for (int i = 0; i < count; i++) buf.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
                     algo.allReduce(c, buf, count);

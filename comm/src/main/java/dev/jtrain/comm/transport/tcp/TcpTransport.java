@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Data path: a send writes header and payload straight from the caller's segment with a gathering write; each
  * link's reader thread reads payloads straight into the posted receive's segment. Segments of native memory go
- * to the socket without a user-space copy; heap segments pass through NIO's temporary direct buffer.
+ * to the socket without a user-space copy; heap segments of other types (float[] gradients) are staged chunk by chunk
+ * through a direct buffer each link keeps per direction, so callers hand any segment to the transport.
  *
  * <p>Failure: a peer whose process dies closes its sockets, so the reader sees end-of-stream at once and every
  * pending and later call on that link fails with a {@link CommException} naming the peer. A hung peer is caught
