@@ -36,40 +36,38 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
     @Override
     public double predictSeconds(Fabric f, int p, long n) {
         if (!f.spansHosts() || p == 1) return predictSeconds(f.flat(), p, n);
-        int q = Algorithm.floorPow2(p), rem = p - q;
+        Fold fold = Fold.of(p);
+        int q = fold.q();
         double t = 0;
         int level = 1;
         for (int d = q / 2; d >= 1; d /= 2, level++) {
             final int dist = d;
             // The same pairs exchange the same block size once halving and once doubling.
-            t += 2 * f.exchangeSeconds(r -> r < 2 * rem && r % 2 == 0 ? -1 : realRank(coreRank(r, rem) ^ dist, rem),
-                    n / (double) (1L << level));
+            t += 2 * f.exchangeSeconds(r -> fold.sitsOut(r) ? -1 : fold.groupRank(fold.coreRank(r) ^ dist), n / (double) (1L << level));
         }
         t += ((q - 1.0) / q) * n * f.flat().gammaSecondsPerByte();
-        if (rem > 0) t += 2 * f.exchangeSeconds(r -> r < 2 * rem && r % 2 == 0 ? r + 1 : -1, n) + n * f.flat().gammaSecondsPerByte();
+        if (fold.rem() > 0) t += 2 * f.exchangeSeconds(r -> fold.sitsOut(r) ? r + 1 : -1, n) + n * f.flat().gammaSecondsPerByte();
         return t;
     }
-
-    /** Core rank of a group rank that takes part (odd ranks below 2·rem, and every rank from 2·rem). */
-    static int coreRank(int r, int rem) { return r < 2 * rem ? r / 2 : r - rem; }
 
     @Override
     public void allReduce(CollectiveContext c, MemorySegment buf, long count) {
         int p = c.size(), r = c.rank();
         if (p == 1 || count == 0) return;
-        int q = Algorithm.floorPow2(p), rem = p - q;
+        Fold fold = Fold.of(p);
+        int q = fold.q();
         long chunk = c.chunkElems();
         MemorySegment scratch = c.scratch(0, Math.min(chunk, count) * c.elemSize());
         // Fold the extra ranks into their odd partners.
-        if (r < 2 * rem) {
-            if (r % 2 == 0) {
+        if (fold.folds(r)) {
+            if (fold.sitsOut(r)) {
                 for (long off = 0; off < count; off += chunk) c.send(r + 1, c.elems(buf, off, Math.min(chunk, count - off)));
                 c.recvChunked(r + 1, buf);
                 return;
             }
             receiveAndReduce(c, r - 1, buf, 0, count, scratch, chunk);
         }
-        int k = r < 2 * rem ? r / 2 : r - rem;
+        int k = fold.coreRank(r);
         // Reduce-scatter by recursive halving: at distance d the current range is 2d blocks aligned to 2d.
         for (int d = q / 2; d >= 1; d /= 2) {
             int partner = k ^ d;
@@ -78,7 +76,7 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
             int keepFirst = keepLow ? lo : mid, sendFirst = keepLow ? mid : lo;
             long keepStart = blockStart(count, q, keepFirst), keepEnd = blockStart(count, q, keepFirst + d);
             long sendStart = blockStart(count, q, sendFirst), sendEnd = blockStart(count, q, sendFirst + d);
-            exchangeAndReduce(c, realRank(partner, rem), buf, sendStart, sendEnd - sendStart,
+            exchangeAndReduce(c, fold.groupRank(partner), buf, sendStart, sendEnd - sendStart,
                     keepStart, keepEnd - keepStart, scratch, chunk);
         }
         // All-gather by recursive doubling.
@@ -87,14 +85,11 @@ public final class HalvingDoublingAllReduce implements AllReduceAlgorithm {
             int mine = k & ~(d - 1), theirs = partner & ~(d - 1);
             long myStart = blockStart(count, q, mine), myEnd = blockStart(count, q, mine + d);
             long thStart = blockStart(count, q, theirs), thEnd = blockStart(count, q, theirs + d);
-            int peer = realRank(partner, rem);
+            int peer = fold.groupRank(partner);
             c.sendRecv(peer, c.elems(buf, myStart, myEnd - myStart), peer, c.elems(buf, thStart, thEnd - thStart));
         }
-        if (r < 2 * rem) c.sendChunked(r - 1, buf);
+        if (fold.folds(r)) c.sendChunked(r - 1, buf);
     }
-
-    /** Group rank of core rank k under the fold. */
-    static int realRank(int k, int rem) { return k < rem ? 2 * k + 1 : k + rem; }
 
     private static void receiveAndReduce(CollectiveContext c, int peer, MemorySegment buf, long start, long len,
                                          MemorySegment scratch, long chunk) {

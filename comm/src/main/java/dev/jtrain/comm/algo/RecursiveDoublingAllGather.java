@@ -31,26 +31,25 @@ public final class RecursiveDoublingAllGather implements AllGatherAlgorithm {
         int p = c.size(), r = c.rank();
         long b = in.byteSize();
         if (b == 0) return;
-        int q = Algorithm.floorPow2(p), rem = p - q;
-        if (r < 2 * rem && r % 2 == 0) {
+        Fold fold = Fold.of(p);
+        int q = fold.q();
+        if (fold.sitsOut(r)) {
             c.sendChunked(r + 1, in);
             c.recvChunked(r + 1, out);
             return;
         }
         MemorySegment.copy(in, 0, out, r * b, b);
-        if (r < 2 * rem) c.recvChunked(r - 1, out.asSlice((r - 1) * b, b));
-        int k = r < 2 * rem ? r / 2 : r - rem;
+        if (fold.folds(r)) c.recvChunked(r - 1, out.asSlice((r - 1) * b, b));
+        int k = fold.coreRank(r);
         for (int d = 1; d < q; d *= 2) {
             int partner = k ^ d;
             int mine = k & ~(d - 1), theirs = partner & ~(d - 1);
-            long ms = firstBlock(mine, rem) * b, me = firstBlock(mine + d, rem) * b;
-            long ts = firstBlock(theirs, rem) * b, te = firstBlock(theirs + d, rem) * b;
-            int peer = HalvingDoublingAllReduce.realRank(partner, rem);
+            long ms = fold.firstBlock(mine) * b, me = fold.firstBlock(mine + d) * b;
+            long ts = fold.firstBlock(theirs) * b, te = fold.firstBlock(theirs + d) * b;
+            int peer = fold.groupRank(partner);
             c.sendRecvChunked(peer, out.asSlice(ms, me - ms), peer, out.asSlice(ts, te - ts));
         }
-        if (r < 2 * rem) c.sendChunked(r - 1, out);
+        if (fold.folds(r)) c.sendChunked(r - 1, out);
     }
 
-    /** First group rank (= block index) represented by core rank k under the fold. */
-    static long firstBlock(int k, int rem) { return k < rem ? 2L * k : (long) k + rem; }
 }

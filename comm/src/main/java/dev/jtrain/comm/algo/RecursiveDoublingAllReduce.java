@@ -32,10 +32,11 @@ public final class RecursiveDoublingAllReduce implements AllReduceAlgorithm {
     public void allReduce(CollectiveContext c, MemorySegment buf, long count) {
         int p = c.size(), r = c.rank();
         if (p == 1 || count == 0) return;
-        int q = Algorithm.floorPow2(p), rem = p - q;
+        Fold fold = Fold.of(p);
+        int q = fold.q();
         long chunk = c.chunkElems();
         MemorySegment scratch = c.scratch(0, Math.min(chunk, count) * c.elemSize());
-        if (r < 2 * rem) {
+        if (fold.folds(r)) {
             if (r % 2 == 0) {
                 for (long off = 0; off < count; off += chunk) c.send(r + 1, c.elems(buf, off, Math.min(chunk, count - off)));
                 c.recvChunked(r + 1, buf);
@@ -49,9 +50,9 @@ public final class RecursiveDoublingAllReduce implements AllReduceAlgorithm {
                 c.reduce(acc, acc, in, n);
             }
         }
-        int k = r < 2 * rem ? r / 2 : r - rem;
+        int k = fold.coreRank(r);
         for (int d = 1; d < q; d <<= 1) {
-            int peer = HalvingDoublingAllReduce.realRank(k ^ d, rem);
+            int peer = fold.groupRank(k ^ d);
             for (long off = 0; off < count; off += chunk) {
                 long n = Math.min(chunk, count - off);
                 MemorySegment mine = c.elems(buf, off, n), theirs = c.elems(scratch, 0, n);
@@ -59,6 +60,6 @@ public final class RecursiveDoublingAllReduce implements AllReduceAlgorithm {
                 c.reduce(mine, mine, theirs, n);
             }
         }
-        if (r < 2 * rem) c.sendChunked(r - 1, buf);
+        if (fold.folds(r)) c.sendChunked(r - 1, buf);
     }
 }

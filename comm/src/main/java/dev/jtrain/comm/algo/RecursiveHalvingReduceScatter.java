@@ -2,8 +2,6 @@ package dev.jtrain.comm.algo;
 
 import java.lang.foreign.MemorySegment;
 
-import static dev.jtrain.comm.algo.RecursiveDoublingAllGather.firstBlock;
-
 /**
  * Recursive-halving reduce-scatter (Thakur et al. 2005) over p' = largest power of two <= p core ranks: at
  * distance d = p'/2, ..., 1 core rank k sends the half of its current range it does not keep to core rank
@@ -38,9 +36,10 @@ public final class RecursiveHalvingReduceScatter implements ReduceScatterAlgorit
             MemorySegment.copy(in, 0, out, 0, out.byteSize());
             return;
         }
-        int q = Algorithm.floorPow2(p), rem = p - q;
+        Fold fold = Fold.of(p);
+        int q = fold.q();
         long total = m * p, chunk = c.chunkElems();
-        if (r < 2 * rem && r % 2 == 0) {
+        if (fold.sitsOut(r)) {
             for (long off = 0; off < total; off += chunk) c.send(r + 1, c.elems(in, off, Math.min(chunk, total - off)));
             c.recvChunked(r + 1, out);
             return;
@@ -48,7 +47,7 @@ public final class RecursiveHalvingReduceScatter implements ReduceScatterAlgorit
         MemorySegment got = c.scratch(0, Math.min(chunk, total) * c.elemSize());
         MemorySegment work = c.scratch(1, total * c.elemSize());
         MemorySegment src = in;
-        if (r < 2 * rem) {
+        if (fold.folds(r)) {
             for (long off = 0; off < total; off += chunk) {
                 long n = Math.min(chunk, total - off);
                 MemorySegment g = c.elems(got, 0, n);
@@ -57,14 +56,14 @@ public final class RecursiveHalvingReduceScatter implements ReduceScatterAlgorit
             }
             src = work;
         }
-        int k = r < 2 * rem ? r / 2 : r - rem;
+        int k = fold.coreRank(r);
         for (int d = q / 2; d >= 1; d /= 2) {
             int lo = k & ~(2 * d - 1), mid = lo + d;
             boolean keepLow = (k & d) == 0;
             int keep = keepLow ? lo : mid, give = keepLow ? mid : lo;
-            long ks = firstBlock(keep, rem) * m, ke = firstBlock(keep + d, rem) * m;
-            long gs = firstBlock(give, rem) * m, ge = firstBlock(give + d, rem) * m;
-            int peer = HalvingDoublingAllReduce.realRank(k ^ d, rem);
+            long ks = fold.firstBlock(keep) * m, ke = fold.firstBlock(keep + d) * m;
+            long gs = fold.firstBlock(give) * m, ge = fold.firstBlock(give + d) * m;
+            int peer = fold.groupRank(k ^ d);
             for (long off = 0; off < Math.max(ke - ks, ge - gs); off += chunk) {
                 long sn = RingPhases.clamp(ge - gs - off, chunk), kn = RingPhases.clamp(ke - ks - off, chunk);
                 MemorySegment g = c.elems(got, 0, kn);
@@ -74,7 +73,7 @@ public final class RecursiveHalvingReduceScatter implements ReduceScatterAlgorit
             }
             src = work;
         }
-        if (r < 2 * rem) c.sendChunked(r - 1, c.elems(work, (long) (r - 1) * m, m));
+        if (fold.folds(r)) c.sendChunked(r - 1, c.elems(work, (long) (r - 1) * m, m));
         MemorySegment.copy(work, (long) r * m * c.elemSize(), out, 0, m * c.elemSize());
     }
 }
