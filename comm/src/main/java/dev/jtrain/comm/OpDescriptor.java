@@ -1,5 +1,6 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.algo.Algorithm;
 import dev.jtrain.comm.algo.Collective;
 
 import java.lang.foreign.MemorySegment;
@@ -12,9 +13,10 @@ import java.lang.foreign.ValueLayout;
  *   0 int kind | 4 int dtype | 8 long seq | 16 long count | 24 int reduceOp (-1) | 28 int root (-1)
  * </pre>
  *
- * @param count elements per rank's contribution (all-reduce: the vector; all-gather etc.: one block)
+ * @param count     elements per rank's contribution (all-reduce: the vector; all-gather etc.: one block)
+ * @param algorithm the algorithm chosen for the call (by cost or forced), or null for internal operations
  */
-record OpDescriptor(Collective kind, long seq, long count, DType dtype, ReduceOp op, int root, String algorithm) {
+record OpDescriptor(Collective kind, long seq, long count, DType dtype, ReduceOp op, int root, Algorithm algorithm) {
     static final int FINGERPRINT_BYTES = 32;
 
     void writeFingerprint(MemorySegment s) {
@@ -50,7 +52,7 @@ record OpDescriptor(Collective kind, long seq, long count, DType dtype, ReduceOp
         if (dtype != null) b.append(" dtype=").append(dtype);
         if (op != null) b.append(" op=").append(op);
         if (root >= 0) b.append(" root=").append(root);
-        if (algorithm != null) b.append(" algo=").append(algorithm);
+        if (algorithm != null) b.append(" algo=").append(algorithm.name());
         return b.append(')').toString();
     }
 }

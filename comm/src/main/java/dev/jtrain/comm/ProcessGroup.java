@@ -186,7 +186,7 @@ public final class ProcessGroup implements AutoCloseable {
             nameHostsInErrors();
             return;
         }
-        OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, "startup");
+        OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, null); // group start-up exchange
         CommWork w = engine.submit(d, describe(d), BufferGuard.NONE, () -> {
             HostTopology topo = known != null ? known : exchangeHostIdentities();
             topology = topo;
@@ -258,7 +258,7 @@ public final class ProcessGroup implements AutoCloseable {
     private Work allReduce0(MemorySegment buf, long count, DType dtype, ReduceOp op, boolean blocking) {
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.ALL_REDUCE, count, dtype, op, -1, b.byteSize());
-        AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
+        AllReduceAlgorithm a = (AllReduceAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(), List.of(b), () -> {
             a.allReduce(engine.context(dtype, op), b, count);
             if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, b, count, size());
@@ -283,7 +283,7 @@ public final class ProcessGroup implements AutoCloseable {
     private Work allReduceBf16Wire0(MemorySegment f32, long count, ReduceOp op, boolean blocking) {
         MemorySegment b = exact(f32, DType.FLOAT32.bytes(count), "f32");
         OpDescriptor d = issue(Collective.ALL_REDUCE, count, DType.BFLOAT16, op, -1, DType.BFLOAT16.bytes(count));
-        AllReduceAlgorithm a = (AllReduceAlgorithm) AlgorithmSelector.byName(Collective.ALL_REDUCE, d.algorithm());
+        AllReduceAlgorithm a = (AllReduceAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(), List.of(b), () -> {
             MemorySegment wire = engine.scratch().get(4, DType.BFLOAT16.bytes(count));
             ReduceKernels.compressBf16(b, wire, count);
@@ -304,7 +304,7 @@ public final class ProcessGroup implements AutoCloseable {
         checkRoot(root);
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.BROADCAST, count, dtype, null, root, b.byteSize());
-        BroadcastAlgorithm a = (BroadcastAlgorithm) AlgorithmSelector.byName(Collective.BROADCAST, d.algorithm());
+        BroadcastAlgorithm a = (BroadcastAlgorithm) d.algorithm();
         return submit(blocking, d, rank() == root ? List.of(b) : List.of(), rank() == root ? List.of() : List.of(b),
                 () -> a.broadcast(engine.context(dtype, null), b, root));
     }
@@ -324,7 +324,7 @@ public final class ProcessGroup implements AutoCloseable {
         checkRoot(root);
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
         OpDescriptor d = issue(Collective.REDUCE, count, dtype, op, root, b.byteSize());
-        ReduceAlgorithm a = (ReduceAlgorithm) AlgorithmSelector.byName(Collective.REDUCE, d.algorithm());
+        ReduceAlgorithm a = (ReduceAlgorithm) d.algorithm();
         return submit(blocking, d, rank() == root ? List.of() : List.of(b), rank() == root ? List.of(b) : List.of(), () -> {
             a.reduce(engine.context(dtype, op), b, count, root);
             if (op == ReduceOp.AVG && rank() == root) ReduceKernels.divide(dtype, b, count, size());
@@ -342,7 +342,7 @@ public final class ProcessGroup implements AutoCloseable {
         MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
         MemorySegment o = exact(out, Math.multiplyExact(i.byteSize(), size()), "out");
         OpDescriptor d = issue(Collective.ALL_GATHER, countPerRank, dtype, null, -1, o.byteSize());
-        AllGatherAlgorithm a = (AllGatherAlgorithm) AlgorithmSelector.byName(Collective.ALL_GATHER, d.algorithm());
+        AllGatherAlgorithm a = (AllGatherAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(i), List.of(o), () -> a.allGather(engine.context(dtype, null), i, o));
     }
 
@@ -364,7 +364,7 @@ public final class ProcessGroup implements AutoCloseable {
         MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
         MemorySegment i = exact(in, Math.multiplyExact(o.byteSize(), size()), "in");
         OpDescriptor d = issue(Collective.REDUCE_SCATTER, countPerRank, dtype, op, -1, i.byteSize());
-        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) AlgorithmSelector.byName(Collective.REDUCE_SCATTER, d.algorithm());
+        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(i), List.of(o), () -> {
             a.reduceScatter(engine.context(dtype, op), i, o, countPerRank);
             if (op == ReduceOp.AVG) ReduceKernels.divide(dtype, o, countPerRank, size());
@@ -387,7 +387,7 @@ public final class ProcessGroup implements AutoCloseable {
         MemorySegment i = exact(in, Math.multiplyExact(o.byteSize(), size()), "in");
         long total = Math.multiplyExact(countPerRank, (long) size());
         OpDescriptor d = issue(Collective.REDUCE_SCATTER, countPerRank, DType.BFLOAT16, op, -1, DType.BFLOAT16.bytes(total));
-        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) AlgorithmSelector.byName(Collective.REDUCE_SCATTER, d.algorithm());
+        ReduceScatterAlgorithm a = (ReduceScatterAlgorithm) d.algorithm();
         return submit(false, d, List.of(i), List.of(o), () -> {
             MemorySegment wireIn = engine.scratch().get(4, DType.BFLOAT16.bytes(total));
             MemorySegment wireOut = engine.scratch().get(5, DType.BFLOAT16.bytes(countPerRank));
@@ -417,7 +417,7 @@ public final class ProcessGroup implements AutoCloseable {
         MemorySegment i = exact(in, dtype.bytes(countPerRank), "in");
         MemorySegment o = rank() == root ? exact(out, Math.multiplyExact(i.byteSize(), size()), "out") : null;
         OpDescriptor d = issue(Collective.GATHER, countPerRank, dtype, null, root, i.byteSize() * size());
-        GatherAlgorithm a = (GatherAlgorithm) AlgorithmSelector.byName(Collective.GATHER, d.algorithm());
+        GatherAlgorithm a = (GatherAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(i), o == null ? List.of() : List.of(o), () -> a.gather(engine.context(dtype, null), i, o, root));
     }
 
@@ -433,7 +433,7 @@ public final class ProcessGroup implements AutoCloseable {
         MemorySegment o = exact(out, dtype.bytes(countPerRank), "out");
         MemorySegment i = rank() == root ? exact(in, Math.multiplyExact(o.byteSize(), size()), "in") : null;
         OpDescriptor d = issue(Collective.SCATTER, countPerRank, dtype, null, root, o.byteSize() * size());
-        ScatterAlgorithm a = (ScatterAlgorithm) AlgorithmSelector.byName(Collective.SCATTER, d.algorithm());
+        ScatterAlgorithm a = (ScatterAlgorithm) d.algorithm();
         return submit(blocking, d, i == null ? List.of() : List.of(i), List.of(o), () -> a.scatter(engine.context(dtype, null), i, o, root));
     }
 
@@ -448,7 +448,7 @@ public final class ProcessGroup implements AutoCloseable {
         long total = Math.multiplyExact(dtype.bytes(countPerRank), size());
         MemorySegment i = exact(in, total, "in"), o = exact(out, total, "out");
         OpDescriptor d = issue(Collective.ALL_TO_ALL, countPerRank, dtype, null, -1, total);
-        AllToAllAlgorithm a = (AllToAllAlgorithm) AlgorithmSelector.byName(Collective.ALL_TO_ALL, d.algorithm());
+        AllToAllAlgorithm a = (AllToAllAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(i), List.of(o), () -> a.allToAll(engine.context(dtype, null), i, o));
     }
 
@@ -458,7 +458,7 @@ public final class ProcessGroup implements AutoCloseable {
 
     private Work barrier0(boolean blocking) {
         OpDescriptor d = issue(Collective.BARRIER, 0, null, null, -1, 0);
-        BarrierAlgorithm a = (BarrierAlgorithm) AlgorithmSelector.byName(Collective.BARRIER, d.algorithm());
+        BarrierAlgorithm a = (BarrierAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(), List.of(), () -> a.barrier(engine.context(DType.INT32, null)));
     }
 
@@ -560,8 +560,7 @@ public final class ProcessGroup implements AutoCloseable {
     // ---------------------------------------------------------------- internals
 
     private OpDescriptor issue(Collective kind, long count, DType dtype, ReduceOp op, int root, long bytes) {
-        String algo = select(kind, bytes).name();
-        return new OpDescriptor(kind, seq.incrementAndGet(), count, dtype, op, root, algo);
+        return new OpDescriptor(kind, seq.incrementAndGet(), count, dtype, op, root, select(kind, bytes));
     }
 
     private Algorithm select(Collective kind, long bytes) {
