@@ -13,13 +13,10 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * One load, every rank in the same order:
@@ -71,79 +68,18 @@ final class CheckpointLoader {
         LocalPlan local = LocalPlan.of(rank, world, state);
         List<LoadPlanner.ShardPlan> plans = LoadPlanner.plan(m, dir, live, local.shards());
 
-        // Broadcast roots for replicated ranges every rank holds.
-        Map<String, Integer> roots = Map.of();
-        if (group != null && options.broadcast() && world > 1) {
-            List<String> keys = new ArrayList<>();
-            Map<String, Long> bytes = new LinkedHashMap<>();
-            for (PlannedShard s : local.shards())
-                if (s.replicated()) {
-                    keys.add(s.rangeKey());
-                    bytes.put(s.rangeKey(), s.bytes());
-                }
-            List<List<String>> all = new ArrayList<>();
-            for (byte[] b : ByteExchange.allGather(group, String.join("\n", keys).getBytes(StandardCharsets.UTF_8))) {
-                String s = new String(b, StandardCharsets.UTF_8);
-                all.add(s.isEmpty() ? List.of() : List.of(s.split("\n")));
-            }
-            roots = LoadPlanner.broadcastRoots(all, bytes);
-        }
-
-        int[] rootOf = new int[plans.size()];
-        for (int i = 0; i < plans.size(); i++) {
-            Integer r = roots.get(local.shards().get(i).rangeKey());
-            rootOf[i] = r == null ? -1 : r;
-        }
-
-        // Read order: own pieces file by file in file order (sequential reads), then broadcast pieces in plan order.
-        List<CheckpointMetadata.Piece> own = new ArrayList<>();
-        for (int i = 0; i < plans.size(); i++)
-            if (rootOf[i] < 0)
-                for (LoadPlanner.Source s : plans.get(i).sources()) own.add(s.piece());
-        // Ranks that read the same files (replicated state, no broadcast) start at different ones: rank r at the r-th
-        // file, so the disk serves one stream per file instead of every rank racing through the same blocks (and where
-        // reads go through the page cache, each file a rank reaches later is there, read by the rank that started on it).
-        List<String> fileNames = own.stream().map(CheckpointMetadata.Piece::file).distinct().sorted().toList();
-        Map<String, Integer> turn = new HashMap<>();
-        for (int f = 0; f < fileNames.size(); f++) turn.put(fileNames.get(f), Math.floorMod(f - rank, fileNames.size()));
-        own.sort(Comparator.comparing((CheckpointMetadata.Piece p) -> turn.get(p.file())).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
-        Set<CheckpointMetadata.Piece> order = new LinkedHashSet<>(own);
-        for (int i = 0; i < plans.size(); i++)
-            if (rootOf[i] == rank)
-                for (LoadPlanner.Source s : plans.get(i).sources()) order.add(s.piece());
-
-        // Staging layout: the pieces I read (each once, mirroring their files for direct reads, see ReadLayout), then
-        // one region per broadcast shard.
-        ReadLayout layout = ReadLayout.of(List.copyOf(order));
+        Map<String, Integer> roots = group != null && options.broadcast() && world > 1 ? broadcastRoots(local) : Map.of();
+        List<String> rangeKeys = local.shards().stream().map(PlannedShard::rangeKey).toList();
+        LoadPlanner.ReadPlan rp = LoadPlanner.readPlan(plans, rangeKeys, roots, rank);
+        int[] rootOf = rp.rootOf();
+        List<CheckpointMetadata.Piece> own = rp.own();
+        ReadLayout layout = rp.layout();
         Map<CheckpointMetadata.Piece, Long> pieceAt = layout.pieceAt();
-        long size = layout.size();
-        long[] regionAt = new long[plans.size()];
-        boolean[] inPlace = new boolean[plans.size()];
-        for (int i = 0; i < plans.size(); i++) {
-            if (rootOf[i] < 0) continue;
-            List<LoadPlanner.Source> src = plans.get(i).sources();
-            if (rootOf[i] == rank && src.size() == 1 && src.getFirst().pieceFirst() == 0 && src.getFirst().count() == src.getFirst().piece().length()) {
-                regionAt[i] = pieceAt.get(src.getFirst().piece()); // the piece is the shard: broadcast straight from it
-                inPlace[i] = true;
-            } else {
-                regionAt[i] = size;
-                size += 4L * plans.get(i).shard().length();
-            }
-        }
-
-        // Which own pieces are swapped into the live buffers as they land: those feeding exactly one live range and
-        // no broadcast (after a swap their staging holds the old live values). The rest are copied after agreement.
-        Map<CheckpointMetadata.Piece, Integer> uses = new HashMap<>();
-        for (int i = 0; i < plans.size(); i++)
-            for (LoadPlanner.Source s : plans.get(i).sources())
-                uses.merge(s.piece(), rootOf[i] < 0 ? 1 : 2, Integer::sum);
+        long size = rp.stagingBytes();
+        long[] regionAt = rp.regionAt();
+        boolean[] inPlace = rp.inPlace();
         Map<CheckpointMetadata.Piece, Swappable> swappable = new HashMap<>();
-        for (int i = 0; i < plans.size(); i++) {
-            if (rootOf[i] >= 0) continue;
-            TensorShard t = plans.get(i).shard();
-            for (LoadPlanner.Source s : plans.get(i).sources())
-                if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new Swappable(s, t));
-        }
+        rp.swappable().forEach((piece, target) -> swappable.put(piece, new Swappable(target.source(), target.shard())));
 
         StagingPool.Buffer buf = staging.acquire(size);
         MemorySegment stage = buf.segment();
@@ -248,6 +184,23 @@ final class CheckpointLoader {
             if (settled) staging.release(buf);
             else staging.discard(buf);
         }
+    }
+
+    /** Agrees, with every rank, which rank reads each replicated range that all of them hold (broadcast load). */
+    private Map<String, Integer> broadcastRoots(LocalPlan local) {
+        List<String> keys = new ArrayList<>();
+        Map<String, Long> bytes = new LinkedHashMap<>();
+        for (PlannedShard s : local.shards())
+            if (s.replicated()) {
+                keys.add(s.rangeKey());
+                bytes.put(s.rangeKey(), s.bytes());
+            }
+        List<List<String>> all = new ArrayList<>();
+        for (byte[] b : ByteExchange.allGather(group, String.join("\n", keys).getBytes(StandardCharsets.UTF_8))) {
+            String s = new String(b, StandardCharsets.UTF_8);
+            all.add(s.isEmpty() ? List.of() : List.of(s.split("\n")));
+        }
+        return LoadPlanner.broadcastRoots(all, bytes);
     }
 
     /** What this rank tells the others about a failed read: a checkpoint problem as it is, anything else as unexpected. */

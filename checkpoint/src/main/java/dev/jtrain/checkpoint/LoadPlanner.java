@@ -6,9 +6,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Decides what a rank reads on load: for each of its live shards, the saved pieces whose flat ranges overlap it
@@ -23,8 +26,86 @@ final class LoadPlanner {
     /** Where a shard's elements come from: {@code count} elements of {@code piece} starting at element {@code pieceFirst}. */
     record Source(CheckpointMetadata.Piece piece, long pieceFirst, long shardFirst, long count) {}
 
-    /** The plan of one live shard: its sources, and (broadcast) the rank that reads it for everyone, or -1. */
-    record ShardPlan(TensorShard shard, String item, List<Source> sources, int broadcastRoot) {}
+    /** The plan of one live shard: the saved pieces it is assembled from. */
+    record ShardPlan(TensorShard shard, String item, List<Source> sources) {}
+
+    /**
+     * What one rank reads, in which order, and where it lands (all decided before the first byte is read).
+     *
+     * @param rootOf       per shard plan: the rank that reads it for everyone (broadcast), or -1 if every rank reads it
+     * @param own          the pieces of shards this rank loads on its own, in read order
+     * @param layout       staging for every piece this rank reads (own first, then those it broadcasts), each once,
+     *                     mirroring its file (see {@link ReadLayout})
+     * @param stagingBytes the layout plus one region per broadcast shard that is not a single whole piece
+     * @param regionAt     per shard plan with a root: where its elements are assembled in staging
+     * @param inPlace      per shard plan: the root broadcasts straight from the piece (the piece is the shard)
+     * @param swappable    own pieces that feed exactly one live range and no broadcast: swapped into the live buffer as
+     *                     they land (the rest are copied after the ranks agree)
+     */
+    record ReadPlan(int[] rootOf, List<CheckpointMetadata.Piece> own, ReadLayout layout, long stagingBytes, long[] regionAt,
+                    boolean[] inPlace, Map<CheckpointMetadata.Piece, SwapTarget> swappable) {}
+
+    /** The live range an own piece is swapped into. */
+    record SwapTarget(Source source, TensorShard shard) {}
+
+    /**
+     * Read order and staging for {@code plans}: own pieces file by file in file order (sequential reads), rank r
+     * starting at the r-th file; then the pieces of the shards this rank broadcasts, in plan order.
+     *
+     * @param rangeKeys per plan, the key of its range (to look up {@code roots})
+     * @param roots     broadcast root per replicated range key ({@link #broadcastRoots}); empty without broadcast
+     */
+    static ReadPlan readPlan(List<ShardPlan> plans, List<String> rangeKeys, Map<String, Integer> roots, int rank) {
+        int[] rootOf = new int[plans.size()];
+        for (int i = 0; i < plans.size(); i++) {
+            Integer r = roots.get(rangeKeys.get(i));
+            rootOf[i] = r == null ? -1 : r;
+        }
+        List<CheckpointMetadata.Piece> own = new ArrayList<>();
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] < 0)
+                for (Source s : plans.get(i).sources()) own.add(s.piece());
+        // Ranks that read the same files (replicated state, no broadcast) start at different ones: the disk serves one
+        // stream per file instead of every rank racing through the same blocks (and where reads go through the page
+        // cache, each file a rank reaches later is there, read by the rank that started on it).
+        List<String> fileNames = own.stream().map(CheckpointMetadata.Piece::file).distinct().sorted().toList();
+        Map<String, Integer> turn = new HashMap<>();
+        for (int f = 0; f < fileNames.size(); f++) turn.put(fileNames.get(f), Math.floorMod(f - rank, fileNames.size()));
+        own.sort(Comparator.comparing((CheckpointMetadata.Piece p) -> turn.get(p.file())).thenComparingLong(CheckpointMetadata.Piece::fileOffset));
+        Set<CheckpointMetadata.Piece> order = new LinkedHashSet<>(own);
+        for (int i = 0; i < plans.size(); i++)
+            if (rootOf[i] == rank)
+                for (Source s : plans.get(i).sources()) order.add(s.piece());
+
+        ReadLayout layout = ReadLayout.of(List.copyOf(order));
+        Map<CheckpointMetadata.Piece, Long> pieceAt = layout.pieceAt();
+        long size = layout.size();
+        long[] regionAt = new long[plans.size()];
+        boolean[] inPlace = new boolean[plans.size()];
+        for (int i = 0; i < plans.size(); i++) {
+            if (rootOf[i] < 0) continue;
+            List<Source> src = plans.get(i).sources();
+            if (rootOf[i] == rank && src.size() == 1 && src.getFirst().pieceFirst() == 0 && src.getFirst().count() == src.getFirst().piece().length()) {
+                regionAt[i] = pieceAt.get(src.getFirst().piece()); // the piece is the shard: broadcast straight from it
+                inPlace[i] = true;
+            } else {
+                regionAt[i] = size;
+                size += 4L * plans.get(i).shard().length();
+            }
+        }
+        // After a swap, a piece's staging holds the old live values: only a piece used exactly once may be swapped.
+        Map<CheckpointMetadata.Piece, Integer> uses = new HashMap<>();
+        for (int i = 0; i < plans.size(); i++)
+            for (Source s : plans.get(i).sources())
+                uses.merge(s.piece(), rootOf[i] < 0 ? 1 : 2, Integer::sum);
+        Map<CheckpointMetadata.Piece, SwapTarget> swappable = new HashMap<>();
+        for (int i = 0; i < plans.size(); i++) {
+            if (rootOf[i] >= 0) continue;
+            for (Source s : plans.get(i).sources())
+                if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new SwapTarget(s, plans.get(i).shard()));
+        }
+        return new ReadPlan(rootOf, own, layout, size, regionAt, inPlace, swappable);
+    }
 
     private LoadPlanner() {}
 
@@ -41,7 +122,7 @@ final class LoadPlanner {
                 throw new CheckpointException("checkpoint " + dir + ", tensor " + p.item() + ": saved as " + item.dtype()
                         + Arrays.toString(item.shape()) + " but the live tensor is " + p.dtype() + Arrays.toString(p.shape())
                         + "; the model does not match the checkpoint");
-            out.add(new ShardPlan(t, p.item(), cover(dir, p, item), -1));
+            out.add(new ShardPlan(t, p.item(), cover(dir, p, item)));
         }
         return out;
     }
