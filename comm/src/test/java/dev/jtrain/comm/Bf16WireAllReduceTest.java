@@ -27,6 +27,17 @@ class Bf16WireAllReduceTest {
         return in;
     }
 
+    /** Each rank all-reduces its copy of {@code in[rank]} over the bf16 wire; returns every rank's result. */
+    private static float[][] allReduceOnEveryRank(float[][] in, int n, ReduceOp op) throws Exception {
+        float[][] out = new float[in.length][];
+        LocalRanks.run(in.length, LocalRanks.options(), 20_000, g -> {
+            float[] a = in[g.rank()].clone();
+            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, op);
+            out[g.rank()] = a;
+        });
+        return out;
+    }
+
     private static void assertWithinBound(float got, float[][] in, int i, int p, ReduceOp op, long seed) {
         double exact = 0, abs = 0;
         for (float[] a : in) {
@@ -45,12 +56,7 @@ class Bf16WireAllReduceTest {
         long seed = System.nanoTime();
         int n = 4_099;
         float[][] in = inputs(p, n, seed);
-        float[][] out = new float[p][];
-        LocalRanks.run(p, LocalRanks.options(), 20_000, g -> {
-            float[] a = in[g.rank()].clone();
-            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, op);
-            out[g.rank()] = a;
-        });
+        float[][] out = allReduceOnEveryRank(in, n, op);
         for (int i = 0; i < n; i++) {
             assertWithinBound(out[0][i], in, i, p, op, seed);
             for (int r = 1; r < p; r++) assertThat(out[r][i]).isEqualTo(out[0][i]);
@@ -118,12 +124,7 @@ class Bf16WireAllReduceTest {
         long seed = System.nanoTime();
         int n = 3_001;
         float[][] in = tieHeavyInputs(2, n, seed);
-        float[][] out = new float[2][];
-        LocalRanks.run(2, LocalRanks.options(), 20_000, g -> {
-            float[] a = in[g.rank()].clone();
-            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, op);
-            out[g.rank()] = a;
-        });
+        float[][] out = allReduceOnEveryRank(in, n, op);
         for (int i = 0; i < n; i++) {
             float sum = rne((double) rne(in[0][i]) + rne(in[1][i]));
             float want = op == ReduceOp.AVG ? rne(sum / 2.0) : sum;
@@ -142,12 +143,7 @@ class Bf16WireAllReduceTest {
         long seed = System.nanoTime();
         int n = 3_001;
         float[][] in = tieHeavyInputs(3, n, seed);
-        float[][] out = new float[3][];
-        LocalRanks.run(3, LocalRanks.options(), 20_000, g -> {
-            float[] a = in[g.rank()].clone();
-            g.allReduceBf16Wire(MemorySegment.ofArray(a), n, ReduceOp.SUM);
-            out[g.rank()] = a;
-        });
+        float[][] out = allReduceOnEveryRank(in, n, ReduceOp.SUM);
         for (int i = 0; i < n; i++) {
             float x = rne(in[0][i]), y = rne(in[1][i]), z = rne(in[2][i]);
             java.util.Set<Float> orders = new java.util.HashSet<>(java.util.List.of(rne((double) rne((double) x + y) + z), rne((double) rne((double) x + z) + y),
