@@ -29,7 +29,8 @@ import java.util.stream.Stream;
  * older than the newest committed one; the newest committed checkpoint is never deleted.
  */
 public final class CheckpointDirectory {
-    static final String LATEST = "latest";
+    /** The file in a checkpoint root naming the latest committed step directory. */
+    public static final String LATEST = "latest";
     private static final Pattern STEP = Pattern.compile("step-(\\d+)");
 
     private CheckpointDirectory() {}
@@ -84,37 +85,5 @@ public final class CheckpointDirectory {
         for (int i = all.size() - 1; i >= 0; i--) if (isCommitted(all.get(i))) return all.get(i);
         throw new CheckpointException("no committed checkpoint under " + root + " (no 'latest' pointer, no step-*/"
                 + CheckpointMetadata.FILE_NAME + ")");
-    }
-
-    static void writeLatest(Path root, Path stepDir) throws IOException {
-        Durable.writeAtomically(root.resolve(LATEST), (stepDir.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** Keep-last-K after {@code newest} committed; returns the deleted directories. */
-    static List<Path> retain(Path root, int keepLast, Path newest) throws IOException {
-        if (keepLast <= 0) return List.of();
-        long newestStep = stepOf(newest).getAsLong();
-        List<Path> committed = new ArrayList<>();
-        List<Path> doomed = new ArrayList<>();
-        for (Path p : steps(root)) {
-            long s = stepOf(p).getAsLong();
-            if (isCommitted(p)) {
-                if (s <= newestStep) committed.add(p);
-            } else if (s < newestStep) {
-                doomed.add(p); // an interrupted save older than what we just committed
-            }
-        }
-        for (int i = 0; i < committed.size() - keepLast; i++)
-            if (!committed.get(i).equals(newest)) doomed.add(committed.get(i));
-        for (Path p : doomed) deleteTree(p);
-        return doomed;
-    }
-
-    /** Deletes the metadata first, so a half-deleted checkpoint is never mistaken for a committed one. */
-    private static void deleteTree(Path dir) throws IOException {
-        Files.deleteIfExists(dir.resolve(CheckpointMetadata.FILE_NAME));
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-        }
     }
 }

@@ -69,9 +69,6 @@ public record CheckpointMetadata(String format, int version, long step, int worl
         return m;
     }
 
-    void write(Path stepDir) throws IOException {
-        Durable.writeAtomically(stepDir.resolve(FILE_NAME), Json.bytes(this));
-    }
 
     public long totalBytes() {
         long b = 0;

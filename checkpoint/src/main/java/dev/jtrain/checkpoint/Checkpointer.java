@@ -1,6 +1,8 @@
 package dev.jtrain.checkpoint;
 
 import dev.jtrain.comm.JTrainCommException;
+import dev.jtrain.checkpoint.storage.CheckpointStorage;
+import dev.jtrain.checkpoint.storage.posix.PosixStorage;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.tensor.state.Stateful;
 import dev.jtrain.tensor.state.TensorShard;
@@ -68,6 +70,7 @@ public final class Checkpointer implements AutoCloseable {
     private final int rank, world;
     private final SavePlanner planner = new SavePlanner();
     private final CheckpointerOptions settings;
+    private final CheckpointStorage storage;
     private final StagingPool staging;
     private final ExecutorService writer;
     /** Copies an overlapped snapshot into staging while the writer writes behind it and training goes on. */
@@ -81,8 +84,15 @@ public final class Checkpointer implements AutoCloseable {
     /** @param group the data-parallel group, or null for one process */
     public Checkpointer(ProcessGroup group) { this(group, CheckpointerOptions.defaults()); }
 
+    /** Files on a POSIX file system ({@link PosixStorage}). */
     public Checkpointer(ProcessGroup group, CheckpointerOptions settings) {
+        this(group, settings, new PosixStorage(settings.nativeWriter()));
+    }
+
+    /** Checkpoints written through {@code storage} (loads read files directly for now). */
+    public Checkpointer(ProcessGroup group, CheckpointerOptions settings, CheckpointStorage storage) {
         this.settings = settings;
+        this.storage = storage;
         this.staging = new StagingPool(settings.hugePages());
         if (group != null) {
             int[] all = new int[group.size()];
@@ -113,7 +123,7 @@ public final class Checkpointer implements AutoCloseable {
                 try (Arena a = Arena.ofConfined()) {
                     StagingMemory.allocate(a, StagingMemory.HUGE, 4096, settings.hugePages()); // mapped, never touched
                 }
-                PosixWriter.supported();
+                storage.warmUp();
             } catch (RuntimeException e) {
                 // the first save pays for it instead
             }
@@ -333,11 +343,10 @@ public final class Checkpointer implements AutoCloseable {
             long cpu0 = threadCpuNanos();
             long w0 = System.nanoTime();
             try {
-                ShardFileWriter.ensureDirectory(dir);
-                ShardFileWriter.Written w = ShardFileWriter.write(dir.resolve(file), plan.writes().get(rank),
+                ShardFileWriter.Written w = ShardFileWriter.write(storage, dir, file, plan.writes().get(rank),
                         plan.layout().get(rank).shards(), snap,
                         Map.of("format", "jtrain-checkpoint", "rank", Integer.toString(rank), "step", Long.toString(options.step())),
-                        settings);
+                        settings.directIo());
                 snap.awaitEnd(); // the copier's CRCs of trailing empty pieces come after its last chunk
                 List<String> crcs = new ArrayList<>();
                 for (long c : w.crc32c()) crcs.add(Crc32c.hex(c));
@@ -428,11 +437,9 @@ public final class Checkpointer implements AutoCloseable {
                     r.state().forEach((k, v) -> state.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
                 CheckpointMetadata m = new CheckpointMetadata(CheckpointMetadata.FORMAT, CheckpointMetadata.VERSION,
                         options.step(), world, Instant.now().toString(), items, state, files, plan.layout());
-                Durable.fsyncDirectory(dir); // every rank's rename of its shard file is durable before the commit
-                m.write(dir);
-                Durable.fsyncDirectory(root);
-                CheckpointDirectory.writeLatest(root, dir);
-                CheckpointDirectory.retain(root, options.keepLast(), dir);
+                storage.syncStep(dir); // every rank's published shard file is durable before the commit
+                storage.commit(root, dir, CheckpointMetadata.FILE_NAME, Json.bytes(m));
+                storage.retain(root, options.keepLast(), dir);
                 return null;
             } catch (IOException | RuntimeException e) {
                 return "coordinator (rank 0) could not commit " + dir + ": " + e;

@@ -314,7 +314,7 @@ final class PieceReader implements AutoCloseable {
                     got = (d ? f.direct() : f.channel()).read(bb, at);
                 } catch (IOException e) {
                     if (!d) throw e;
-                    // a file system that took O_DIRECT at open but refuses the reads (as PosixWriter meets on writes):
+                    // a file system that took O_DIRECT at open but refuses the reads (as shard sinks meet on writes):
                     // this file is read through the page cache from here on
                     f.refuseDirect();
                     continue;

@@ -1,5 +1,7 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.ShardSink;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -20,7 +22,7 @@ import java.util.Map;
  */
 final class ReadLayout {
     /** Block alignment of the direct reads (the largest logical block size in use, as for the writes). */
-    static final long ALIGN = PosixWriter.DIRECT_ALIGN;
+    static final long ALIGN = ShardSink.DIRECT_ALIGN;
 
     /**
      * Pieces contiguous in {@code file}, in file order, spanning {@code [fileStart, fileEnd)}; piece {@code p} lands at

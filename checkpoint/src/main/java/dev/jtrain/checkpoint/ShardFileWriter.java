@@ -1,5 +1,7 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.CheckpointStorage;
+import dev.jtrain.checkpoint.storage.ShardSink;
 import dev.jtrain.tensor.io.SafetensorsLayout;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -8,24 +10,21 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Storage side of a save: writes one rank's shard file from its staging buffer. The file follows every rule of the
+ * The shard-file format side of a save: writes one rank's shard file from its staging buffer into a
+ * {@link ShardSink}. The file follows every rule of the
  * safetensors format (as {@code SafetensorsReader} checks them), so safetensors tools can open it: a whole tensor is stored under its item name with its global
  * shape, a piece of one as {@code <item>@<first element>} with shape {@code [length]}.
  *
- * <p>Durability: bytes go to a temporary file in the step directory, then {@code fsync}, rename over the final name;
- * the coordinator fsyncs the step directory once before committing, which makes every rank's rename durable. The
+ * <p>Durability is the storage's ({@link CheckpointStorage}: a sink publishes the file whole, the coordinator's
+ * {@code syncStep} makes every rank's publish durable before the commit). The
  * staging buffer already holds the data section byte for byte, so the write is one sequential pass of large writes
  * (no per-tensor copies) that follows the {@link Snapshot} chunk by chunk; CRC32C (hardware instruction via the JDK
  * intrinsic) is computed per piece by the snapshot, or else in the same pass as the writes.
@@ -42,64 +41,48 @@ final class ShardFileWriter {
     private ShardFileWriter() {}
 
     /**
-     * Writes the shard file; {@code direct} asks for O_DIRECT (see {@link PosixWriter} and {@link #writePosix}), which
-     * the data section's alignment ({@link #DATA_ALIGN}) allows.
+     * Writes the shard file {@code name} of {@code stepDir} through {@code storage}; {@code direct} asks for writes
+     * past the page cache, which the data section's alignment ({@link #DATA_ALIGN}) allows. A sink that refuses them
+     * after all is replaced by a buffered one and the file written again.
      */
-    static Written write(Path file, List<WriteItem> items, List<PlannedShard> local, Snapshot snapshot,
-                         Map<String, String> headerMetadata, CheckpointerOptions settings) throws IOException {
-        boolean direct = settings.directIo();
-        MemorySegment staging = snapshot.staging();
+    static Written write(CheckpointStorage storage, Path stepDir, String name, List<WriteItem> items, List<PlannedShard> local,
+                         Snapshot snapshot, Map<String, String> headerMetadata, boolean direct) throws IOException {
         byte[] header = header(items, local, headerMetadata);
         long dataStart = SafetensorsLayout.HEADER_LENGTH_BYTES + header.length;
         long dataBytes = items.isEmpty() ? 0 : items.getLast().begin() + items.getLast().bytes();
         long[] crcs = snapshot.checksummed() ? snapshot.crc32c() : new long[items.size()];
-        PieceCrcs crc = snapshot.checksummed() ? null : new PieceCrcs(items, crcs);
-        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-        if (settings.nativeWriter() && PosixWriter.supported()) {
+        ShardSink out = storage.createShard(stepDir, name, direct);
+        try {
             try {
-                writePosix(tmp, header, dataStart, dataBytes, snapshot, crc, direct);
-            } catch (PosixWriter.DirectRefused e) {
-                // O_TRUNC: the file from scratch, and so its CRCs
-                writePosix(tmp, header, dataStart, dataBytes, snapshot, crc == null ? null : new PieceCrcs(items, crcs), false);
+                writeTo(out, header, dataStart, dataBytes, snapshot, snapshot.checksummed() ? null : new PieceCrcs(items, crcs));
+            } catch (ShardSink.DirectRefused e) {
+                out.close();
+                out = storage.createShard(stepDir, name, false); // from scratch, and so its CRCs
+                writeTo(out, header, dataStart, dataBytes, snapshot, snapshot.checksummed() ? null : new PieceCrcs(items, crcs));
             }
-            if (Files.size(tmp) != dataStart + dataBytes)
-                throw new IOException("wrote " + Files.size(tmp) + " bytes to " + tmp + ", expected " + (dataStart + dataBytes));
-            Durable.rename(tmp, file); // made durable by the coordinator's fsync of the step directory
-            return new Written(dataStart + dataBytes, dataStart, crcs);
+            if (out.size() != dataStart + dataBytes)
+                throw new IOException("wrote " + out.size() + " bytes of shard " + stepDir.resolve(name) + ", expected " + (dataStart + dataBytes));
+            out.publish(); // made durable by the coordinator's syncStep
+        } finally {
+            out.close();
         }
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
-            ByteBuffer h = ByteBuffer.allocate((int) dataStart).order(ByteOrder.LITTLE_ENDIAN);
-            h.putLong(header.length).put(header).flip();
-            writeFully(ch, h);
-            for (long done = 0; done < dataBytes; done += CHUNK_BYTES) {
-                long n = Math.min(CHUNK_BYTES, dataBytes - done);
-                snapshot.awaitStaged(done + n);
-                if (crc != null) crc.update(staging, done, n);
-                writeFully(ch, staging.asSlice(done, n).asByteBuffer());
-            }
-            ch.force(true);
-            if (ch.size() != dataStart + dataBytes)
-                throw new IOException("wrote " + ch.size() + " bytes, expected " + (dataStart + dataBytes));
-        }
-        Durable.rename(tmp, file); // made durable by the coordinator's fsync of the step directory
         return new Written(dataStart + dataBytes, dataStart, crcs);
     }
 
     /**
-     * Header, then the data in chunks; with O_DIRECT every chunk but the partial last block is aligned (the data
-     * section starts on a 4 KiB boundary, staging is page-aligned, chunks are whole MiB), and that block goes through
-     * an aligned bounce buffer, zero-padded, after which the file is cut back to its length.
+     * Header, then the data in chunks that follow the snapshot; with direct writes every chunk but the partial last
+     * block is aligned (the data section starts on a 4 KiB boundary, staging is page-aligned, chunks are whole MiB),
+     * and that block goes through an aligned bounce buffer, zero-padded, after which the file is cut back to its length.
      */
-    private static void writePosix(Path tmp, byte[] header, long dataStart, long dataBytes, Snapshot snapshot,
-                                   PieceCrcs crc, boolean direct) throws IOException {
+    private static void writeTo(ShardSink out, byte[] header, long dataStart, long dataBytes, Snapshot snapshot,
+                                PieceCrcs crc) throws IOException {
         MemorySegment staging = snapshot.staging();
-        try (PosixWriter out = new PosixWriter(tmp, direct); Arena a = Arena.ofConfined()) {
-            MemorySegment h = a.allocate(dataStart, PosixWriter.DIRECT_ALIGN);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment h = a.allocate(dataStart, ShardSink.DIRECT_ALIGN);
             h.set(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, header.length);
             MemorySegment.copy(header, 0, h, ValueLayout.JAVA_BYTE, SafetensorsLayout.HEADER_LENGTH_BYTES, header.length);
             out.write(h, 0);
-            long whole = out.direct() ? dataBytes / PosixWriter.DIRECT_ALIGN * PosixWriter.DIRECT_ALIGN : dataBytes;
+            long whole = out.direct() ? dataBytes / ShardSink.DIRECT_ALIGN * ShardSink.DIRECT_ALIGN : dataBytes;
             for (long done = 0; done < whole; done += CHUNK_BYTES) {
                 long n = Math.min(CHUNK_BYTES, whole - done);
                 snapshot.awaitStaged(done + n); // writes follow the copy into staging chunk by chunk
@@ -110,17 +93,12 @@ final class ShardFileWriter {
                 long tail = dataBytes - whole;
                 snapshot.awaitStaged(dataBytes);
                 if (crc != null) crc.update(staging, whole, tail);
-                MemorySegment block = a.allocate(PosixWriter.DIRECT_ALIGN, PosixWriter.DIRECT_ALIGN); // zeroed
+                MemorySegment block = a.allocate(ShardSink.DIRECT_ALIGN, ShardSink.DIRECT_ALIGN); // zeroed
                 MemorySegment.copy(staging, whole, block, 0, tail);
                 out.write(block, dataStart + whole);
                 out.truncate(dataStart + dataBytes);
             }
-            out.fsync();
         }
-    }
-
-    private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) ch.write(b);
     }
 
     /**
@@ -146,9 +124,5 @@ final class ShardFileWriter {
         byte[] out = Arrays.copyOf(json, padded);
         Arrays.fill(out, json.length, padded, (byte) ' ');
         return out;
-    }
-
-    static void ensureDirectory(Path dir) throws IOException {
-        Files.createDirectories(dir);
     }
 }

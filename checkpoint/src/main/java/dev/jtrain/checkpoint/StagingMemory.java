@@ -1,5 +1,7 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.posix.Libc;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;

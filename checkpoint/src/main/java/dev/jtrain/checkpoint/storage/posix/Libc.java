@@ -1,4 +1,4 @@
-package dev.jtrain.checkpoint;
+package dev.jtrain.checkpoint.storage.posix;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -8,17 +8,18 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * The libc functions this package calls through FFM (direct writes, huge-page staging), looked up in one place. A
+ * The libc functions the checkpoint calls through FFM (direct writes here, huge-page staging in the checkpoint
+ * package), looked up in one place. A
  * function is null off Linux or without native access ({@code --enable-native-access}); each caller then takes its
  * portable path.
  */
-final class Libc {
+public final class Libc {
     private static final boolean LINUX = System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux");
 
     private Libc() {}
 
     /** A downcall handle for libc's {@code name}, or null where there is none to be had. */
-    static MethodHandle function(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+    public static MethodHandle function(String name, FunctionDescriptor descriptor, Linker.Option... options) {
         if (!LINUX) return null;
         try {
             Linker linker = Linker.nativeLinker();
@@ -29,7 +30,7 @@ final class Libc {
     }
 
     /** Whether every one of {@code handles} was found (a caller needs all of its functions or none). */
-    static boolean all(MethodHandle... handles) {
+    public static boolean all(MethodHandle... handles) {
         return Arrays.stream(handles).allMatch(Objects::nonNull);
     }
 }

@@ -1,4 +1,7 @@
-package dev.jtrain.checkpoint;
+package dev.jtrain.checkpoint.storage.posix;
+
+import dev.jtrain.checkpoint.storage.ShardSink;
+import dev.jtrain.tensor.io.DurableFiles;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -10,6 +13,7 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -24,11 +28,12 @@ import java.nio.file.Path;
  *   and disk I/O run one after the other; starting write-back of each chunk as soon as it is written
  *   (SYNC_FILE_RANGE_WRITE, non-blocking) overlaps them, as RocksDB's {@code bytes_per_sync} does.</li>
  * </ul>
- * Either way the file is fsynced before it is renamed into place.
+ * Either way the file is fsynced before it is renamed into place ({@link #publish}).
  *
- * <p>{@link #supported()} is false off Linux or without native access; callers then use FileChannel.
+ * <p>{@link #supported()} is false off Linux or without native access; {@link PosixStorage} then uses
+ * {@link ChannelShardSink}.
  */
-final class PosixWriter implements AutoCloseable {
+final class NativeShardSink implements ShardSink {
     private static final int O_WRONLY = 1, O_CREAT = 0100, O_TRUNC = 01000, O_CLOEXEC = 02000000;
     private static final int SYNC_FILE_RANGE_WRITE = 2, EINVAL = 22;
     /** O_DIRECT's value differs between architectures; 0 where we do not know it (no direct I/O there). */
@@ -37,8 +42,6 @@ final class PosixWriter implements AutoCloseable {
         case "aarch64" -> 0200000;
         default -> 0;
     };
-    /** Alignment O_DIRECT needs of buffer address, file offset and length (the largest logical block size in use). */
-    static final long DIRECT_ALIGN = 4096;
     private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
@@ -55,21 +58,24 @@ final class PosixWriter implements AutoCloseable {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), ERRNO_OPTION);
     private static final boolean NATIVE = Libc.all(OPEN, PWRITE, SYNC_RANGE, FSYNC, CLOSE, FTRUNCATE);
 
-    private final Path file;
+    private final Path file;   // the temporary file written
+    private final Path target; // its name once published
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment state = arena.allocate(CAPTURE);
     private final boolean direct;
     private int fd;
+    private boolean published;
 
     /** Whether libc's open/pwrite/sync_file_range/fsync were found (Linux). */
     static boolean supported() { return NATIVE; }
 
     /**
      * Opens {@code file} for writing, with O_DIRECT if {@code direct} and the file system takes it (tmpfs before
-     * Linux 6.6, for one, does not: then buffered, see {@link #direct()}).
+     * Linux 6.6, for one, does not: then buffered, see {@link #direct()}); {@link #publish} renames it to {@code target}.
      */
-    PosixWriter(Path file, boolean direct) throws IOException {
+    NativeShardSink(Path file, Path target, boolean direct) throws IOException {
         this.file = file;
+        this.target = target;
         int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
         boolean d = direct && O_DIRECT != 0;
         fd = open(flags | (d ? O_DIRECT : 0));
@@ -94,18 +100,8 @@ final class PosixWriter implements AutoCloseable {
         }
     }
 
-    /**
-     * A file system that took O_DIRECT at open but refuses the writes (alignment it needs beyond 4 KiB, for one): the
-     * caller writes the file again without it.
-     */
-    static final class DirectRefused extends IOException {
-        DirectRefused(String message) {
-            super(message);
-        }
-    }
-
-    /** Whether writes bypass the page cache: then address, position and length must be multiples of {@link #DIRECT_ALIGN}. */
-    boolean direct() {
+    @Override
+    public boolean direct() {
         return direct;
     }
 
@@ -113,7 +109,8 @@ final class PosixWriter implements AutoCloseable {
      * Writes all of {@code src} at {@code position}; buffered, it then starts (does not wait for) the write-back of
      * those bytes; direct, they are on the device (not necessarily durable: that is {@link #fsync}) when it returns.
      */
-    void write(MemorySegment src, long position) throws IOException {
+    @Override
+    public void write(MemorySegment src, long position) throws IOException {
         long done = 0;
         while (done < src.byteSize()) {
             long n;
@@ -125,7 +122,7 @@ final class PosixWriter implements AutoCloseable {
             if (n < 0) {
                 if (errno() == 4) continue; // EINTR
                 if (direct && errno() == EINVAL)
-                    throw new DirectRefused("pwrite " + file + " with O_DIRECT failed: errno " + EINVAL + " (EINVAL)");
+                    throw new ShardSink.DirectRefused("pwrite " + file + " with O_DIRECT failed: errno " + EINVAL + " (EINVAL)");
                 throw failure("pwrite");
             }
             if (n == 0) throw new IOException("pwrite " + file + " wrote nothing at offset " + (position + done));
@@ -141,8 +138,8 @@ final class PosixWriter implements AutoCloseable {
         if (r != 0) throw failure("sync_file_range");
     }
 
-    /** Sets the file's length: after a direct write padded to the block size, cuts the padding off. */
-    void truncate(long length) throws IOException {
+    @Override
+    public void truncate(long length) throws IOException {
         int r;
         try {
             r = (int) FTRUNCATE.invokeExact(state, fd, length);
@@ -152,7 +149,18 @@ final class PosixWriter implements AutoCloseable {
         if (r != 0) throw failure("ftruncate");
     }
 
-    void fsync() throws IOException {
+    @Override
+    public long size() throws IOException { return Files.size(file); }
+
+    @Override
+    public void publish() throws IOException {
+        fsync();
+        closeFd();
+        DurableFiles.moveAtomically(file, target); // made durable by the coordinator's syncStep
+        published = true;
+    }
+
+    private void fsync() throws IOException {
         int r;
         try {
             r = (int) FSYNC.invokeExact(state, fd);
@@ -173,6 +181,14 @@ final class PosixWriter implements AutoCloseable {
     @Override
     public void close() throws IOException {
         try {
+            closeFd();
+        } finally {
+            if (!published) Files.deleteIfExists(file);
+        }
+    }
+
+    private void closeFd() throws IOException {
+        try {
             if (fd >= 0) {
                 int r = (int) CLOSE.invokeExact(state, fd);
                 fd = -1;
@@ -183,7 +199,7 @@ final class PosixWriter implements AutoCloseable {
         } catch (Throwable t) {
             throw new IOException("close " + file + ": " + t, t);
         } finally {
-            arena.close();
+            if (fd < 0 && arena.scope().isAlive()) arena.close();
         }
     }
 }
