@@ -1,5 +1,6 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.CheckpointStorage;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.JTrainCommException;
 import dev.jtrain.comm.ProcessGroup;
@@ -11,6 +12,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -46,10 +49,13 @@ final class CheckpointLoader {
     private final StagingPool staging;
     private final SpanSink spans;
 
-    private final boolean directIo;
+    private final CheckpointStorage storage;
+    private final CheckpointerOptions settings;
 
-    CheckpointLoader(ProcessGroup group, int rank, int world, StagingPool staging, SpanSink spans, boolean directIo) {
-        this.directIo = directIo;
+    CheckpointLoader(ProcessGroup group, int rank, int world, StagingPool staging, SpanSink spans, CheckpointStorage storage,
+                     CheckpointerOptions settings) {
+        this.storage = storage;
+        this.settings = settings;
         this.group = group;
         this.rank = rank;
         this.world = world;
@@ -57,10 +63,22 @@ final class CheckpointLoader {
         this.spans = spans;
     }
 
+    /** The step directory to load, from the storage; names the root when there is none. */
+    private Path resolve(Path root, long step) {
+        try {
+            return storage.resolve(root, step);
+        } catch (NoSuchFileException e) {
+            throw new CheckpointException("rank " + rank + ": no committed checkpoint under " + root
+                    + (step >= 0 ? " at step " + step : "") + " (" + e.getReason() + ")", e);
+        } catch (IOException e) {
+            throw new CheckpointException("rank " + rank + ": cannot find the checkpoint to load under " + root + ": " + e, e);
+        }
+    }
+
     LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
         long t0 = System.nanoTime();
-        Path dir = CheckpointDirectory.resolve(root, options.step());
-        CheckpointMetadata m = CheckpointMetadata.read(dir);
+        Path dir = resolve(root, options.step());
+        CheckpointMetadata m = CheckpointMetadata.read(storage, dir);
         for (String key : state.keySet())
             if (!m.state().containsKey(key))
                 throw new CheckpointException("checkpoint " + dir + " has no state part '" + key + "' (it has " + m.state().keySet() + ")");
@@ -87,7 +105,7 @@ final class CheckpointLoader {
         LiveSwaps swaps = new LiveSwaps();
         List<Deferred> deferred = new ArrayList<>();
         boolean applied = false;
-        try (PieceReader reader = new PieceReader(dir, plans, rank, directIo)) {
+        try (PieceReader reader = new PieceReader(storage, dir, plans, rank, settings.directIo(), settings.loadLeadBytes())) {
             long r0 = System.nanoTime();
             reader.start(layout, stage);
             String error = null;

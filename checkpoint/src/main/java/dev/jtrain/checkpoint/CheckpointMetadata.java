@@ -1,5 +1,9 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.CheckpointStorage;
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
+import dev.jtrain.checkpoint.storage.posix.PosixStorage;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -27,7 +31,6 @@ public record CheckpointMetadata(String format, int version, long step, int worl
                                  Map<String, FileEntry> files, List<LocalPlan> layout) {
     public static final String FORMAT = "jtrain-checkpoint";
     public static final int VERSION = 1;
-    public static final String FILE_NAME = "metadata.json";
 
     /** One logical tensor and where its pieces are. */
     public record Item(String dtype, long[] shape, List<Piece> pieces) {
@@ -44,17 +47,23 @@ public record CheckpointMetadata(String format, int version, long step, int worl
 
     public record FileEntry(int rank, long bytes) {}
 
+    /** Reads the metadata of a step directory on a POSIX file system. */
     public static CheckpointMetadata read(Path stepDir) {
-        Path f = stepDir.resolve(FILE_NAME);
+        return read(new PosixStorage(false), stepDir);
+    }
+
+    /** Reads and checks the committed metadata of {@code stepDir} from {@code storage}. */
+    public static CheckpointMetadata read(CheckpointStorage storage, Path stepDir) {
         byte[] bytes;
         try {
-            bytes = Files.readAllBytes(f);
+            bytes = storage.readMetadata(stepDir);
         } catch (NoSuchFileException e) {
-            throw new CheckpointException("checkpoint " + stepDir + " is not committed (no " + FILE_NAME
+            throw new CheckpointException("checkpoint " + stepDir + " is not committed (no " + CheckpointDirectory.METADATA
                     + "): it is incomplete or was interrupted; load an earlier step or the one 'latest' names");
         } catch (IOException e) {
-            throw new CheckpointException("cannot read " + f + ": " + e, e);
+            throw new CheckpointException("cannot read the metadata of " + stepDir + ": " + e, e);
         }
+        String f = stepDir.resolve(CheckpointDirectory.METADATA).toString();
         CheckpointMetadata m;
         try {
             m = Json.read(bytes, CheckpointMetadata.class);
@@ -68,7 +77,6 @@ public record CheckpointMetadata(String format, int version, long step, int worl
                     + VERSION + " (upgrade jtrain)");
         return m;
     }
-
 
     public long totalBytes() {
         long b = 0;

@@ -54,11 +54,6 @@ import java.util.concurrent.RejectedExecutionException;
  */
 public final class Checkpointer implements AutoCloseable {
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
-    /**
-     * Test hook: the overlapped snapshot waits this many milliseconds before copying, so a test can show that
-     * training which does not call {@link #awaitSnapshot()} before changing the state would leak into the checkpoint.
-     */
-    static final String SNAPSHOT_DELAY_PROPERTY = "jtrain.checkpoint.test.snapshotDelayMs";
 
     /** This thread's CPU time (user and system), or -1 where the JVM cannot tell. */
     static long threadCpuNanos() {
@@ -71,6 +66,7 @@ public final class Checkpointer implements AutoCloseable {
     private final SavePlanner planner = new SavePlanner();
     private final CheckpointerOptions settings;
     private final CheckpointStorage storage;
+    private final long snapshotDelayMs;
     private final StagingPool staging;
     private final ExecutorService writer;
     /** Copies an overlapped snapshot into staging while the writer writes behind it and training goes on. */
@@ -89,8 +85,18 @@ public final class Checkpointer implements AutoCloseable {
         this(group, settings, new PosixStorage(settings.nativeWriter()));
     }
 
-    /** Checkpoints written through {@code storage} (loads read files directly for now). */
+    /** Checkpoints written to and read from {@code storage}. */
     public Checkpointer(ProcessGroup group, CheckpointerOptions settings, CheckpointStorage storage) {
+        this(group, settings, storage, 0);
+    }
+
+    /**
+     * @param snapshotDelayMs the overlapped snapshot waits this long before copying: lets a test show that training
+     *                        which does not call {@link #awaitSnapshot()} before changing the state would leak into
+     *                        the checkpoint (0 in production)
+     */
+    Checkpointer(ProcessGroup group, CheckpointerOptions settings, CheckpointStorage storage, long snapshotDelayMs) {
+        this.snapshotDelayMs = snapshotDelayMs;
         this.settings = settings;
         this.storage = storage;
         this.staging = new StagingPool(settings.hugePages());
@@ -142,6 +148,14 @@ public final class Checkpointer implements AutoCloseable {
 
     public int worldSize() { return world; }
 
+    private boolean committed(Path dir) {
+        try {
+            return storage.isCommitted(dir);
+        } catch (IOException e) {
+            throw new CheckpointException("rank " + rank + ": cannot tell whether " + dir + " is committed: " + e, e);
+        }
+    }
+
     /**
      * Saves {@code state} as {@code root/step-NNNNNN}. Synchronous: returns a completed future once committed (or
      * throws). Async: returns once the snapshot is in staging (with {@link SaveOptions#overlapSnapshot()}: at once,
@@ -154,8 +168,8 @@ public final class Checkpointer implements AutoCloseable {
     public CompletableFuture<SaveReport> save(Path root, Map<String, Stateful> state, SaveOptions options) {
         long t0 = System.nanoTime();
         awaitPrevious();
-        Path dir = CheckpointDirectory.stepDir(root, options.step());
-        if (CheckpointDirectory.isCommitted(dir))
+        Path dir = storage.stepDir(root, options.step());
+        if (committed(dir))
             throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " is already committed; "
                     + "delete it or save under another step (a committed checkpoint is never overwritten)");
         LocalPlan local = LocalPlan.of(rank, world, state);
@@ -185,7 +199,7 @@ public final class Checkpointer implements AutoCloseable {
         job.returned = System.nanoTime(); // before submitting: the writer thread sees it (used for an overlapped save)
         if (writerFirst) submit(job, buf, dir);
         if (overlapped) {
-            long delay = Long.getLong(SNAPSHOT_DELAY_PROPERTY, 0);
+            long delay = snapshotDelayMs;
             try {
                 copier.execute(() -> {
                     try {
@@ -299,7 +313,7 @@ public final class Checkpointer implements AutoCloseable {
      */
     public LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
         awaitPrevious();
-        return new CheckpointLoader(group, rank, world, staging, spans, settings.directIo()).load(root, state, options);
+        return new CheckpointLoader(group, rank, world, staging, spans, storage, settings).load(root, state, options);
     }
 
     /** Waits for the save in flight (rethrowing its failure), then frees staging and the writer thread. */
@@ -438,7 +452,7 @@ public final class Checkpointer implements AutoCloseable {
                 CheckpointMetadata m = new CheckpointMetadata(CheckpointMetadata.FORMAT, CheckpointMetadata.VERSION,
                         options.step(), world, Instant.now().toString(), items, state, files, plan.layout());
                 storage.syncStep(dir); // every rank's published shard file is durable before the commit
-                storage.commit(root, dir, CheckpointMetadata.FILE_NAME, Json.bytes(m));
+                storage.commit(root, dir, Json.bytes(m));
                 storage.retain(root, options.keepLast(), dir);
                 return null;
             } catch (IOException | RuntimeException e) {

@@ -13,9 +13,20 @@ import java.util.Properties;
  *                     misses while the snapshot copies)
  * @param nativeWriter shard files are written with pwrite + sync_file_range through libc (write-back starts behind
  *                     the snapshot instead of all at the final fsync); off: plain FileChannel writes
+ * @param loadLeadBytes how far the load's reader may run ahead of the checksumming thread before landed ranges are
+ *                     deferred to a copy after the agreement instead of swapped in as they land; 0 = two read
+ *                     chunks. {@code Long.MAX_VALUE} always swaps, -1 always defers (tests pin either path).
  */
-public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter) {
+public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter, long loadLeadBytes) {
+    public CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter) {
+        this(directIo, hugePages, nativeWriter, 0);
+    }
+
     public static CheckpointerOptions defaults() { return new CheckpointerOptions(true, true, true); }
+
+    public CheckpointerOptions withLoadLeadBytes(long bytes) {
+        return new CheckpointerOptions(directIo, hugePages, nativeWriter, bytes);
+    }
 
     /**
      * Defaults, with {@code -Djtrain.checkpoint.directIo=false}, {@code .hugePages=false} or

@@ -1,19 +1,17 @@
 package dev.jtrain.checkpoint;
 
 import dev.jtrain.tensor.io.SafetensorsException;
-import dev.jtrain.tensor.io.SafetensorsReader;
+import dev.jtrain.checkpoint.storage.CheckpointStorage;
+import dev.jtrain.checkpoint.storage.ShardSource;
+import dev.jtrain.tensor.io.SafetensorsIndex;
 import dev.jtrain.tensor.io.TensorInfo;
 
-import com.sun.nio.file.ExtendedOpenOption;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -67,8 +65,6 @@ final class PieceReader implements AutoCloseable {
 
     /** A reader this far ahead of the consumer has been waiting for it, not for the disk: two read chunks. */
     static final long LEAD_BYTES = 2 * READ_CHUNK;
-    /** Overrides {@link #LEAD_BYTES} (tests force swapping with a huge value, deferring with -1). */
-    static final String LEAD_PROPERTY = "jtrain.checkpoint.load.leadBytes";
 
     /**
      * An open shard file, with a second channel that reads past the page cache, opened when a run first needs it (null
@@ -79,47 +75,28 @@ final class PieceReader implements AutoCloseable {
      */
     private static final class OpenFile {
         private final Path path;
-        private final SafetensorsReader header;
-        private final FileChannel channel;
-        private final boolean directWanted;
-        private FileChannel direct;
-        private boolean directTried;
+        private final SafetensorsIndex header;
+        private final ShardSource source;
 
-        OpenFile(Path path, SafetensorsReader header, FileChannel channel, boolean directWanted) {
+        OpenFile(Path path, SafetensorsIndex header, ShardSource source) {
             this.path = path;
             this.header = header;
-            this.channel = channel;
-            this.directWanted = directWanted;
+            this.source = source;
         }
 
         Path path() { return path; }
 
-        SafetensorsReader header() { return header; }
+        SafetensorsIndex header() { return header; }
 
-        FileChannel channel() { return channel; }
-
-        FileChannel direct() {
-            if (!directTried) {
-                directTried = true;
-                direct = directWanted ? openDirect(path) : null;
-            }
-            return direct;
-        }
-
-        void refuseDirect() {
-            closeQuietly(direct);
-            direct = null;
-        }
+        ShardSource source() { return source; }
 
         void close() {
-            closeQuietly(header);
-            closeQuietly(channel);
-            closeQuietly(direct);
+            source.close();
         }
     }
 
     private final Path dir;
-    private final long leadBytes = Long.getLong(LEAD_PROPERTY, LEAD_BYTES);
+    private final long leadBytes;
     private final List<LoadPlanner.ShardPlan> plans;
     private final int rank;
     private final Map<String, OpenFile> files = new HashMap<>();   // background thread only, until close
@@ -142,10 +119,14 @@ final class PieceReader implements AutoCloseable {
     private boolean interruptedWhileWaiting; // loading thread only
 
     /** @param plans the load's plan, to name items in errors */
+    private final CheckpointStorage storage;
     private final boolean directIo;
 
-    PieceReader(Path dir, List<LoadPlanner.ShardPlan> plans, int rank, boolean directIo) {
+    /** @param leadBytes {@link CheckpointerOptions#loadLeadBytes}; 0 = {@link #LEAD_BYTES} */
+    PieceReader(CheckpointStorage storage, Path dir, List<LoadPlanner.ShardPlan> plans, int rank, boolean directIo, long leadBytes) {
+        this.storage = storage;
         this.directIo = directIo;
+        this.leadBytes = leadBytes == 0 ? LEAD_BYTES : leadBytes;
         this.dir = dir;
         this.plans = plans;
         this.rank = rank;
@@ -288,9 +269,9 @@ final class PieceReader implements AutoCloseable {
                 fail(run.first() + k, e); // the others of the run are still read: the loader reports every bad piece's rank
             }
         }
-        boolean direct = stage.address() % ReadLayout.ALIGN == 0 && f.direct() != null;
+        boolean direct = stage.address() % ReadLayout.ALIGN == 0 && f.source().directAvailable();
         long from = direct ? run.alignedStart() : run.fileStart(), to = direct ? run.alignedEnd() : run.fileEnd();
-        long fileSize = f.channel().size();
+        long fileSize = f.source().size();
         int landing = 0;
         for (long pos = from; pos < to && pos < run.fileEnd(); ) {
             synchronized (this) {
@@ -300,7 +281,7 @@ final class PieceReader implements AutoCloseable {
             long probe = Math.min(n, fileSize - pos);
             // asked twice: mincore now and then misses a page just read, and one such page must not send a whole
             // cached chunk to the disk (a cold chunk says no both times; buffered reads of it would start readahead)
-            boolean directChunk = direct && !cached(f, pos, probe) && !cached(f, pos, probe);
+            boolean directChunk = direct && !f.source().cached(pos, probe) && !f.source().cached(pos, probe);
             ByteBuffer bb = stage.asSlice(run.stageOf(pos), n).asByteBuffer();
             while (bb.hasRemaining()) {
                 long at = pos + bb.position();
@@ -308,15 +289,15 @@ final class PieceReader implements AutoCloseable {
                 // staging mirrors the file (see ReadLayout), so an aligned file offset is an aligned address too; after
                 // a short read the rest goes through the page cache, which takes any offset
                 boolean aligned = at % ReadLayout.ALIGN == 0 && bb.remaining() % ReadLayout.ALIGN == 0;
-                boolean d = directChunk && aligned && f.direct() != null;
+                boolean d = directChunk && aligned && f.source().directAvailable();
                 int got;
                 try {
-                    got = (d ? f.direct() : f.channel()).read(bb, at);
+                    got = d ? f.source().readDirect(bb, at) : f.source().read(bb, at);
                 } catch (IOException e) {
                     if (!d) throw e;
                     // a file system that took O_DIRECT at open but refuses the reads (as shard sinks meet on writes):
                     // this file is read through the page cache from here on
-                    f.refuseDirect();
+                    f.source().refuseDirect();
                     continue;
                 }
                 if (got < 0) break;
@@ -327,7 +308,7 @@ final class PieceReader implements AutoCloseable {
                 landing = landedUpTo(run, landing, Math.max(end, run.fileStart())); // the pieces before it are whole
                 CheckpointMetadata.Piece p = run.pieces().get(landing);
                 throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + itemOf(p) + "): the"
-                        + " file ends at byte " + f.channel().size() + ", before the tensor's last byte at "
+                        + " file ends at byte " + f.source().size() + ", before the tensor's last byte at "
                         + (p.fileOffset() + p.byteLength()) + " (truncated)");
             }
             landing = landedUpTo(run, landing, Math.min(end, run.fileEnd()));
@@ -361,19 +342,6 @@ final class PieceReader implements AutoCloseable {
         }
         notifyAll();
         return next;
-    }
-
-    /**
-     * Whether the file's bytes [pos, pos + len) are all in the page cache (mincore on a mapping that is never touched):
-     * those are read through the cache, which is faster than the disk. A check that cannot be made says no.
-     */
-    private static boolean cached(OpenFile f, long pos, long len) {
-        if (len <= 0) return false;
-        try (Arena a = Arena.ofConfined()) {
-            return f.channel().map(FileChannel.MapMode.READ_ONLY, pos, len, a).isLoaded();
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
     }
 
     /** Validates {@code p} against its file's header and its own metadata before its bytes are trusted. */
@@ -416,32 +384,20 @@ final class PieceReader implements AutoCloseable {
         OpenFile f = files.get(p.file());
         if (f != null) return f;
         Path path = dir.resolve(p.file());
-        SafetensorsReader header = null;
+        ShardSource source = null;
         try {
-            header = SafetensorsReader.open(path); // validates the header and that the file is whole
-            f = new OpenFile(path, header, FileChannel.open(path, StandardOpenOption.READ), directIo);
+            source = storage.openShard(dir, p.file(), directIo);
+            // validates the header and that the data section it describes is whole
+            f = new OpenFile(path, SafetensorsIndex.read(path, source.size(), source::read), source);
         } catch (SafetensorsException e) {
+            if (source != null) source.close();
             throw new CheckpointException("file " + path + " (items " + itemsIn(p.file()) + "): " + e.getMessage(), e);
         } catch (IOException e) {
-            closeQuietly(header);
+            if (source != null) source.close();
             throw new CheckpointException("file " + path + " (items " + itemsIn(p.file()) + "): cannot read: " + e, e);
         }
         files.put(p.file(), f);
         return f;
-    }
-
-    /**
-     * A second channel on {@code path} that reads past the page cache, or null: the file system refuses it (tmpfs before Linux 6.6), or its block
-     * size does not divide the alignment the staging layout keeps.
-     */
-    private static FileChannel openDirect(Path path) {
-        try {
-            long block = Files.getFileStore(path).getBlockSize();
-            if (block <= 0 || ReadLayout.ALIGN % block != 0) return null;
-            return FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT);
-        } catch (IOException | UnsupportedOperationException e) {
-            return null; // buffered reads work everywhere
-        }
     }
 
     private String itemOf(CheckpointMetadata.Piece p) {
@@ -456,15 +412,6 @@ final class PieceReader implements AutoCloseable {
             for (LoadPlanner.Source src : s.sources())
                 if (src.piece().file().equals(file) && !out.contains(s.item()) && out.size() < 5) out.add(s.item());
         return out;
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) return;
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // closing a reader of a file we failed to use
-        }
     }
 
     /**

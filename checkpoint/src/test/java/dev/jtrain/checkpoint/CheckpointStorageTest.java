@@ -1,7 +1,9 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.storage.CheckpointStorage;
 import dev.jtrain.checkpoint.storage.ShardSink;
+import dev.jtrain.checkpoint.storage.ShardSource;
 import dev.jtrain.checkpoint.storage.posix.PosixStorage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,6 +33,25 @@ class CheckpointStorageTest {
         boolean refuseDirectOnce;
 
         @Override
+        public Path stepDir(Path root, long step) { return posix.stepDir(root, step); }
+
+        @Override
+        public boolean isCommitted(Path stepDir) { return posix.isCommitted(stepDir); }
+
+        @Override
+        public Path resolve(Path root, long step) throws IOException {
+            Path dir = posix.resolve(root, step);
+            calls.add("resolve " + dir.getFileName());
+            return dir;
+        }
+
+        @Override
+        public byte[] readMetadata(Path stepDir) throws IOException {
+            calls.add("readMetadata " + stepDir.getFileName());
+            return posix.readMetadata(stepDir);
+        }
+
+        @Override
         public ShardSink createShard(Path stepDir, String name, boolean direct) throws IOException {
             calls.add("createShard " + stepDir.getFileName() + "/" + name + (direct ? " direct" : " buffered"));
             ShardSink s = posix.createShard(stepDir, name, direct);
@@ -47,16 +68,22 @@ class CheckpointStorageTest {
         }
 
         @Override
+        public ShardSource openShard(Path stepDir, String name, boolean direct) throws IOException {
+            calls.add("openShard " + stepDir.getFileName() + "/" + name);
+            return posix.openShard(stepDir, name, direct);
+        }
+
+        @Override
         public void syncStep(Path stepDir) throws IOException {
             calls.add("syncStep " + stepDir.getFileName());
             posix.syncStep(stepDir);
         }
 
         @Override
-        public void commit(Path root, Path stepDir, String metadataName, byte[] metadata) throws IOException {
-            calls.add("commit " + stepDir.getFileName() + "/" + metadataName);
+        public void commit(Path root, Path stepDir, byte[] metadata) throws IOException {
+            calls.add("commit " + stepDir.getFileName());
             if (failCommit) throw new IOException("disk full (simulated)");
-            posix.commit(root, stepDir, metadataName, metadata);
+            posix.commit(root, stepDir, metadata);
         }
 
         @Override
@@ -75,7 +102,7 @@ class CheckpointStorageTest {
             c.save(root, Map.of("model", model(1)), SaveOptions.at(3)).join();
         }
         assertThat(storage.calls).containsExactly("createShard step-000003/rank-00000.safetensors direct", "syncStep step-000003",
-                "commit step-000003/metadata.json", "retain 0");
+                "commit step-000003", "retain 0");
         ArrayState back = model(9);
         try (Checkpointer c = new Checkpointer(null)) {
             c.load(root, Map.of("model", back), LoadOptions.latest());
@@ -84,7 +111,22 @@ class CheckpointStorageTest {
     }
 
     @Test
-    void aFailedCommitLeavesTheLastGoodCheckpointLatestAndLoadable() {
+    void aLoadReadsEveryShardThroughTheStorage() {
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.save(root, Map.of("model", model(5)), SaveOptions.at(2)).join();
+        }
+        Recording storage = new Recording();
+        ArrayState back = model(9);
+        try (Checkpointer c = new Checkpointer(null, CheckpointerOptions.defaults(), storage)) {
+            c.load(root, Map.of("model", back), LoadOptions.latest());
+        }
+        assertThat(storage.calls).containsExactly("resolve step-000002", "readMetadata step-000002",
+                "openShard step-000002/rank-00000.safetensors");
+        assertThat(back.check(5)).isNull();
+    }
+
+    @Test
+    void aFailedCommitLeavesTheLastGoodCheckpointLatestAndLoadable() throws IOException {
         Recording storage = new Recording();
         try (Checkpointer c = new Checkpointer(null, CheckpointerOptions.defaults(), storage)) {
             c.save(root, Map.of("model", model(1)), SaveOptions.at(1)).join();

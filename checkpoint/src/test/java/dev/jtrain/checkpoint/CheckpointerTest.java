@@ -1,5 +1,8 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
+import dev.jtrain.checkpoint.storage.posix.PosixStorage;
+
 import dev.jtrain.tensor.io.SafetensorsReader;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.Test;
@@ -8,6 +11,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +42,7 @@ class CheckpointerTest {
     }
 
     @Test
-    void saveThenLoadRestoresValuesAndMetadataIntoFreshObjects() {
+    void saveThenLoadRestoresValuesAndMetadataIntoFreshObjects() throws IOException {
         ArrayState a = model().fill(1);
         ArrayState tr = new ArrayState();
         tr.meta.put("step", "17");
@@ -163,9 +167,8 @@ class CheckpointerTest {
 
     @Test
     void anOverlappedSaveReturnsBeforeItsCopyAndTheFenceWaitsForIt() {
-        System.setProperty(Checkpointer.SNAPSHOT_DELAY_PROPERTY, "300");
         ArrayState a = model().fill(1);
-        try (Checkpointer c = new Checkpointer(null)) {
+        try (Checkpointer c = new Checkpointer(null, CheckpointerOptions.defaults(), new PosixStorage(true), 300)) {
             long t0 = System.nanoTime();
             CompletableFuture<SaveReport> f = c.save(root, state(a, new ArrayState()), SaveOptions.at(1).withOverlapSnapshot(true));
             long returnedMs = (System.nanoTime() - t0) / 1_000_000;
@@ -177,8 +180,6 @@ class CheckpointerTest {
             ArrayState b = model();
             c.load(root, state(b, new ArrayState()), LoadOptions.latest());
             assertThat(b.check(1)).isNull();
-        } finally {
-            System.clearProperty(Checkpointer.SNAPSHOT_DELAY_PROPERTY);
         }
     }
 
@@ -291,9 +292,13 @@ class CheckpointerTest {
     }
 
     private void assertLoadFailsUntouched(String... messageParts) {
+        assertLoadFailsUntouched(CheckpointerOptions.defaults(), messageParts);
+    }
+
+    private void assertLoadFailsUntouched(CheckpointerOptions options, String... messageParts) {
         ArrayState b = model().fill(9);
         ArrayState tr = new ArrayState();
-        try (Checkpointer c = new Checkpointer(null)) {
+        try (Checkpointer c = new Checkpointer(null, options)) {
             assertThatThrownBy(() -> c.load(root, state(b, tr), LoadOptions.latest()))
                     .isInstanceOf(CheckpointException.class).hasMessageContainingAll(messageParts);
         }
@@ -393,10 +398,10 @@ class CheckpointerTest {
     @ParameterizedTest(name = "swap as pieces land: {0}")
     @ValueSource(booleans = {true, false})
     void aFlippedByteIsCaughtByCrc32cNamingFileAndTensor(boolean swap) throws Exception {
-        SwapMode.with(swap, () -> flipAByteAndLoad());
+        flipAByteAndLoad(SwapMode.options(swap));
     }
 
-    private void flipAByteAndLoad() throws Exception {
+    private void flipAByteAndLoad(CheckpointerOptions options) throws Exception {
         Path f = savedFile();
         long size = Files.size(f);
         try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
@@ -405,7 +410,7 @@ class CheckpointerTest {
             raf.seek(size - 10);
             raf.write(b ^ 0x01);
         }
-        assertLoadFailsUntouched("rank-00000.safetensors", "model/fc.weight", "CRC32C");
+        assertLoadFailsUntouched(options, "rank-00000.safetensors", "model/fc.weight", "CRC32C");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import org.junit.jupiter.api.Test;

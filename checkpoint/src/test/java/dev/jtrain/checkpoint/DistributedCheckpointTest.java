@@ -1,5 +1,6 @@
 package dev.jtrain.checkpoint;
 
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.BeforeAll;
@@ -69,14 +70,14 @@ class DistributedCheckpointTest {
     @CsvSource({"4,2,false,true", "2,3,false,true", "3,1,false,true", "1,4,false,true", "4,2,true,true", "2,3,true,true",
             "4,2,false,false", "2,3,false,false", "3,1,false,false"})
     void loadReshardsToAnyWorldSize(int from, int to, boolean broadcast, boolean swap) throws Exception {
-        SwapMode.with(swap, () -> reshard(from, to, broadcast));
+        reshard(from, to, broadcast, SwapMode.options(swap));
     }
 
-    private void reshard(int from, int to, boolean broadcast) throws Exception {
+    private void reshard(int from, int to, boolean broadcast, CheckpointerOptions options) throws Exception {
         save(from, 1, SaveOptions.at(3));
         List<String> problems = LocalRanks.run(to, (rank, pg) -> {
             ArrayState s = layout(rank, to).fill(9);
-            try (Checkpointer c = new Checkpointer(pg)) {
+            try (Checkpointer c = new Checkpointer(pg, options)) {
                 LoadReport r = c.load(root, Map.of("state", s), LoadOptions.latest().withBroadcast(broadcast));
                 assertThat(r.savedWorldSize()).isEqualTo(from);
             }
@@ -217,10 +218,10 @@ class DistributedCheckpointTest {
     @ParameterizedTest(name = "swap as pieces land: {0}")
     @ValueSource(booleans = {true, false})
     void aCorruptPieceOnOneRankUndoesWhatEveryOtherRankHadAlreadyLoaded(boolean swap) throws Exception {
-        SwapMode.with(swap, () -> corruptLastPieceOfRank1AndLoad());
+        corruptLastPieceOfRank1AndLoad(SwapMode.options(swap));
     }
 
-    private void corruptLastPieceOfRank1AndLoad() throws Exception {
+    private void corruptLastPieceOfRank1AndLoad(CheckpointerOptions options) throws Exception {
         save(2, 1, SaveOptions.at(1));
         Path dir = root.resolve("step-000001");
         CheckpointMetadata m = CheckpointMetadata.read(dir);
@@ -236,7 +237,7 @@ class DistributedCheckpointTest {
         }
         List<String> outcomes = LocalRanks.run(2, (rank, pg) -> {
             ArrayState s = layout(rank, 2).fill(7);
-            try (Checkpointer c = new Checkpointer(pg)) {
+            try (Checkpointer c = new Checkpointer(pg, options)) {
                 c.load(root, Map.of("state", s), LoadOptions.latest());
                 return "rank " + rank + " loaded a corrupt checkpoint";
             } catch (CheckpointException e) {

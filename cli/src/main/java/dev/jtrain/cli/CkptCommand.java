@@ -1,6 +1,6 @@
 package dev.jtrain.cli;
 
-import dev.jtrain.checkpoint.CheckpointDirectory;
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.CheckpointInspector;
 import dev.jtrain.checkpoint.CheckpointMetadata;
 import dev.jtrain.checkpoint.Checkpointer;
@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -38,7 +39,7 @@ final class CkptCommand {
         @Parameters(index = "0", description = "Checkpoint root (the --ckpt-dir of a run).") Path root;
 
         @Override
-        public Integer call() {
+        public Integer call() throws IOException {
             var latest = CheckpointDirectory.latest(root);
             List<Path> steps = CheckpointDirectory.steps(root);
             if (steps.isEmpty()) System.out.println("no checkpoints under " + root);
@@ -62,7 +63,7 @@ final class CkptCommand {
         @Parameters(index = "0", description = "A step directory, or a checkpoint root (its latest).") Path dir;
 
         @Override
-        public Integer call() {
+        public Integer call() throws IOException {
             Path d = CheckpointDirectory.resolve(dir, -1);
             CheckpointMetadata m = CheckpointMetadata.read(d);
             System.out.printf("%s: format %s v%d, step %d, saved by %d rank(s), %s%n", d, m.format(), m.version(), m.step(),
@@ -81,7 +82,7 @@ final class CkptCommand {
         @Parameters(index = "0", description = "A step directory, or a checkpoint root (its latest).") Path dir;
 
         @Override
-        public Integer call() {
+        public Integer call() throws IOException {
             Path d = CheckpointDirectory.resolve(dir, -1);
             long t0 = System.nanoTime();
             CheckpointInspector.Verification v = CheckpointInspector.verify(d);

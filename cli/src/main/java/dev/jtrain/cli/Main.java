@@ -3,6 +3,7 @@ package dev.jtrain.cli;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
 
 /** Entry point of the {@code jtrain} command. */
@@ -13,8 +14,9 @@ public final class Main {
     public static void main(String[] args) {
         CommandLine cli = new CommandLine(new Main());
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            // Known user errors: one clear line, no stack trace. Anything else: full trace for a bug report.
-            if (ex instanceof IllegalArgumentException || ex instanceof UncheckedIOException
+            // Known user errors (bad input, files missing or unreadable): one clear line, no stack trace. Anything
+            // else: full trace for a bug report.
+            if (ex instanceof IllegalArgumentException || ex instanceof UncheckedIOException || ex instanceof IOException
                     || ex.getClass().getName().startsWith("dev.jtrain")) {
                 cmd.getErr().println("jtrain " + cmd.getCommandName() + ": " + ex.getMessage());
                 if (System.getenv("JTRAIN_TRACE") != null) ex.printStackTrace(cmd.getErr());

@@ -1,6 +1,6 @@
 package dev.jtrain.cli;
 
-import dev.jtrain.checkpoint.CheckpointDirectory;
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.LoadOptions;
@@ -36,6 +36,7 @@ import dev.jtrain.train.Trainer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -251,7 +252,7 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** The checkpointer for --ckpt-dir (null without it), after --resume loaded the newest committed checkpoint. */
-    private Checkpointer setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) {
+    private Checkpointer setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) throws IOException {
         if (ckptDir == null) return null;
         Checkpointer checkpointer = new Checkpointer(pg, CheckpointerOptions.fromSystemProperties());
         trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);

@@ -1,7 +1,8 @@
 package dev.jtrain.train;
 
 import dev.jtrain.checkpoint.Checkpointer;
-import dev.jtrain.checkpoint.CheckpointDirectory;
+import dev.jtrain.checkpoint.SlowSnapshots;
+import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +53,7 @@ class TrainerCheckpointTest {
     }
 
     @Test
-    void everyCommittedCheckpointIsReportedOnceWithWhatItCost() {
+    void everyCommittedCheckpointIsReportedOnceWithWhatItCost() throws IOException {
         for (boolean async : new boolean[]{false, true}) {
             Gpt g = new Gpt(MODEL, SEED);
             Trainer t = new Trainer(config(7), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
@@ -80,43 +82,38 @@ class TrainerCheckpointTest {
     }
 
     /**
-     * The writer thread is held back 300 ms before it copies (a test hook), far longer than this model's forward and
+     * The snapshot is held back 300 ms before it copies ({@link SlowSnapshots}), far longer than this model's forward and
      * backward: the checkpoint holds the parameters of the step it was taken at only because the next optimizer step
      * waits for the copy.
      */
     @Test
     void theOptimizerStepWaitsForAnOverlappedSnapshot() {
-        System.setProperty("jtrain.checkpoint.test.snapshotDelayMs", "300");
-        try {
-            Gpt g = new Gpt(MODEL, SEED);
-            Trainer t = new Trainer(config(4), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
-            float[][] atSave = new float[1][];
-            List<CheckpointMetrics> seen = new ArrayList<>();
-            try (Checkpointer c = new Checkpointer(null)) {
-                t.setCheckpointing(c, dir, 2, true, 0);
-                t.run(new TrainListener() {
-                    @Override public void onStep(StepMetrics m) {
-                        if (m.step() == 1) atSave[0] = t.parameters().data().clone(); // what step-000002 must hold
-                    }
+        Gpt g = new Gpt(MODEL, SEED);
+        Trainer t = new Trainer(config(4), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        float[][] atSave = new float[1][];
+        List<CheckpointMetrics> seen = new ArrayList<>();
+        try (Checkpointer c = SlowSnapshots.checkpointer(null, 300)) {
+            t.setCheckpointing(c, dir, 2, true, 0);
+            t.run(new TrainListener() {
+                @Override public void onStep(StepMetrics m) {
+                    if (m.step() == 1) atSave[0] = t.parameters().data().clone(); // what step-000002 must hold
+                }
 
-                    @Override public void onCheckpoint(CheckpointMetrics m) { seen.add(m); }
-                });
-            }
-            assertThat(seen).extracting(CheckpointMetrics::step).containsExactly(2, 4);
-            assertThat(seen.get(0).snapshotWaitMs()).as("the fence waited for the held-back copy").isGreaterThan(100);
-            assertThat(seen.get(0).blockedMs()).as("save itself returned before the copy").isLessThan(300);
-            Trainer back = new Trainer(config(4), new Gpt(MODEL, SEED + 7), TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
-            try (Checkpointer c = new Checkpointer(null)) {
-                back.resume(c, dir.resolve("step-000002"), LoadOptions.latest());
-            }
-            assertThat(back.parameters().data()).containsExactly(atSave[0]);
-        } finally {
-            System.clearProperty("jtrain.checkpoint.test.snapshotDelayMs");
+                @Override public void onCheckpoint(CheckpointMetrics m) { seen.add(m); }
+            });
         }
+        assertThat(seen).extracting(CheckpointMetrics::step).containsExactly(2, 4);
+        assertThat(seen.get(0).snapshotWaitMs()).as("the fence waited for the held-back copy").isGreaterThan(100);
+        assertThat(seen.get(0).blockedMs()).as("save itself returned before the copy").isLessThan(300);
+        Trainer back = new Trainer(config(4), new Gpt(MODEL, SEED + 7), TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        try (Checkpointer c = new Checkpointer(null)) {
+            back.resume(c, dir.resolve("step-000002"), LoadOptions.latest());
+        }
+        assertThat(back.parameters().data()).containsExactly(atSave[0]);
     }
 
     @Test
-    void resumeAfterACheckpointTrainsBitwiseLikeAnUninterruptedRun() {
+    void resumeAfterACheckpointTrainsBitwiseLikeAnUninterruptedRun() throws IOException {
         System.out.println("TrainerCheckpointTest seed=" + SEED);
         List<Float> straight = new ArrayList<>();
         Gpt a = new Gpt(MODEL, SEED);

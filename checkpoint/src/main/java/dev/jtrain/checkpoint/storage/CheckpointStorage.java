@@ -12,23 +12,53 @@ import java.util.List;
  * <p>Protocol of one save: every rank {@link #createShard creates}, writes and publishes its shard; the coordinator
  * then calls {@link #syncStep} (every publish is durable), {@link #commit} (the metadata appears whole or not at
  * all, and the step becomes the latest), and {@link #retain}. A crash at any point leaves the last committed step as
- * it was. Reading still goes to files directly (the loader's read-ahead and direct reads); it moves behind this
- * interface next.
+ * it was. On load, each rank {@link #resolve resolves} the step, {@link #readMetadata reads} its metadata and
+ * {@link #openShard opens} the shards it reads.
+ *
+ * <p>Steps are named by paths ({@link #stepDir}) so that every tier keys a step the same way; a tier that is not a
+ * file system uses them as names only.
  *
  * <p>Threading: implementations are safe for concurrent calls on different shards.
  */
 public interface CheckpointStorage {
+    /** Where checkpoint {@code step} under {@code root} lives. */
+    Path stepDir(Path root, long step);
+
+    /** Whether {@code stepDir} holds a committed checkpoint. */
+    boolean isCommitted(Path stepDir) throws IOException;
+
+    /**
+     * The committed checkpoint to load: {@code root} itself if it is a step, else step {@code step} if ≥ 0, else the
+     * one the latest pointer names, else the newest committed one.
+     *
+     * @throws java.nio.file.NoSuchFileException if there is none
+     */
+    Path resolve(Path root, long step) throws IOException;
+
+    /**
+     * The metadata a {@link #commit} wrote for {@code stepDir}.
+     *
+     * @throws java.nio.file.NoSuchFileException if the step is not committed
+     */
+    byte[] readMetadata(Path stepDir) throws IOException;
+
     /** A new shard file {@code name} in {@code stepDir} (created if needed); with {@code direct}, past the page cache where possible. */
     ShardSink createShard(Path stepDir, String name, boolean direct) throws IOException;
+
+    /**
+     * Opens shard {@code name} of {@code stepDir} for reading (its header included); with {@code direct}, reads past
+     * the cache are offered where the storage can.
+     */
+    ShardSource openShard(Path stepDir, String name, boolean direct) throws IOException;
 
     /** Makes every shard published into {@code stepDir} durable (called once by the coordinator, before {@link #commit}). */
     void syncStep(Path stepDir) throws IOException;
 
     /**
-     * Commits the step: writes {@code metadata} as {@code stepDir/metadataName} atomically and durably, then points
-     * {@code root}'s latest pointer at the step.
+     * Commits the step: stores {@code metadata} for {@code stepDir} atomically and durably, then points {@code root}'s
+     * latest pointer at the step.
      */
-    void commit(Path root, Path stepDir, String metadataName, byte[] metadata) throws IOException;
+    void commit(Path root, Path stepDir, byte[] metadata) throws IOException;
 
     /** Keeps the newest {@code keepLast} committed steps up to {@code newest} (never {@code newest}); returns what it deleted. */
     List<Path> retain(Path root, int keepLast, Path newest) throws IOException;

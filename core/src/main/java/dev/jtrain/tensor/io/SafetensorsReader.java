@@ -61,13 +61,7 @@ public final class SafetensorsReader implements AutoCloseable {
                         + SafetensorsLayout.HEADER_LENGTH_BYTES + "-byte header length; not a safetensors file");
             MemorySegment whole = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
             long n = whole.get(I64, 0);
-            if (n < 0 || n > SafetensorsLayout.MAX_HEADER_BYTES)
-                throw new SafetensorsException(file, null, "header length " + Long.toUnsignedString(n)
-                        + " is outside [0, " + SafetensorsLayout.MAX_HEADER_BYTES + "]; file is corrupt or not safetensors");
-            long dataStart = SafetensorsLayout.dataStart(n);
-            if (dataStart > size)
-                throw new SafetensorsException(file, null, "header length " + n + " runs past the end of the file (size="
-                        + size + "); file is truncated");
+            long dataStart = SafetensorsIndex.checkHeaderLength(file, n, size);
             byte[] json = whole.asSlice(SafetensorsLayout.HEADER_LENGTH_BYTES, n).toArray(ValueLayout.JAVA_BYTE);
             SafetensorsHeader header = SafetensorsHeader.parse(file, json, size - dataStart);
             return new SafetensorsReader(file, arena, whole.asSlice(dataStart).asReadOnly(), header, dataStart);

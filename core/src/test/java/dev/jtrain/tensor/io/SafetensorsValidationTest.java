@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,7 +43,17 @@ class SafetensorsValidationTest {
         assertThat(e).as("expected open(%s) to fail", f).isNotNull();
         assertThat(e.getMessage()).contains(f.toString());
         assertThat(e.file()).isEqualTo(f);
+        // the header read through positioned reads (how the checkpoint loader reads it) breaks the same rule alike
+        SafetensorsException viaReads = catchThrowableOfType(SafetensorsException.class, () -> index(f));
+        assertThat(viaReads).as("expected SafetensorsIndex.read(%s) to fail", f).isNotNull();
+        assertThat(viaReads.getMessage()).isEqualTo(e.getMessage());
         return e;
+    }
+
+    private static SafetensorsIndex index(Path f) throws IOException {
+        try (FileChannel ch = FileChannel.open(f)) {
+            return SafetensorsIndex.read(f, ch.size(), ch::read);
+        }
     }
 
     @Test
@@ -50,6 +61,10 @@ class SafetensorsValidationTest {
         Path f = file("{" + t("a", "F32", "[2]", 0, 8) + "}  ", 8);
         try (SafetensorsReader r = SafetensorsReader.open(f)) {
             assertThat(r.names()).containsExactly("a");
+            SafetensorsIndex i = index(f);
+            assertThat(i.names()).containsExactly("a");
+            assertThat(i.info("a")).isEqualTo(r.info("a"));
+            assertThat(i.dataStart()).isEqualTo(r.dataStart());
         }
     }
 

@@ -1,9 +1,8 @@
 package dev.jtrain.checkpoint.storage.posix;
 
-import dev.jtrain.checkpoint.CheckpointDirectory;
-import dev.jtrain.checkpoint.CheckpointMetadata;
 import dev.jtrain.checkpoint.storage.CheckpointStorage;
 import dev.jtrain.checkpoint.storage.ShardSink;
+import dev.jtrain.checkpoint.storage.ShardSource;
 import dev.jtrain.tensor.io.DurableFiles;
 
 import java.io.IOException;
@@ -31,6 +30,20 @@ public final class PosixStorage implements CheckpointStorage {
     public PosixStorage(boolean nativeWriter) { this.nativeWriter = nativeWriter; }
 
     @Override
+    public Path stepDir(Path root, long step) { return CheckpointDirectory.stepDir(root, step); }
+
+    @Override
+    public boolean isCommitted(Path stepDir) { return CheckpointDirectory.isCommitted(stepDir); }
+
+    @Override
+    public Path resolve(Path root, long step) throws IOException { return CheckpointDirectory.resolve(root, step); }
+
+    @Override
+    public byte[] readMetadata(Path stepDir) throws IOException {
+        return Files.readAllBytes(stepDir.resolve(CheckpointDirectory.METADATA));
+    }
+
+    @Override
     public ShardSink createShard(Path stepDir, String name, boolean direct) throws IOException {
         Files.createDirectories(stepDir);
         Path target = stepDir.resolve(name), tmp = stepDir.resolve("." + name + ".tmp");
@@ -38,11 +51,16 @@ public final class PosixStorage implements CheckpointStorage {
     }
 
     @Override
+    public ShardSource openShard(Path stepDir, String name, boolean direct) throws IOException {
+        return new FileShardSource(stepDir.resolve(name), direct);
+    }
+
+    @Override
     public void syncStep(Path stepDir) throws IOException { DurableFiles.fsyncDirectory(stepDir); }
 
     @Override
-    public void commit(Path root, Path stepDir, String metadataName, byte[] metadata) throws IOException {
-        writeAtomically(stepDir.resolve(metadataName), metadata);
+    public void commit(Path root, Path stepDir, byte[] metadata) throws IOException {
+        writeAtomically(stepDir.resolve(CheckpointDirectory.METADATA), metadata);
         DurableFiles.fsyncDirectory(root);
         writeAtomically(root.resolve(CheckpointDirectory.LATEST),
                 (stepDir.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
@@ -86,7 +104,7 @@ public final class PosixStorage implements CheckpointStorage {
 
     /** Deletes the metadata first, so a half-deleted checkpoint is never mistaken for a committed one. */
     private static void deleteTree(Path dir) throws IOException {
-        Files.deleteIfExists(dir.resolve(CheckpointMetadata.FILE_NAME));
+        Files.deleteIfExists(dir.resolve(CheckpointDirectory.METADATA));
         try (Stream<Path> s = Files.walk(dir)) {
             for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
