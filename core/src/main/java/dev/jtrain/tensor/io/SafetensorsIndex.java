@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The validated header of a safetensors file read through positioned reads, without mapping the file: what a
@@ -25,7 +27,7 @@ public final class SafetensorsIndex {
     private final SafetensorsHeader header;
     private final long dataStart;
 
-    private SafetensorsIndex(Path file, SafetensorsHeader header, long dataStart) {
+    SafetensorsIndex(Path file, SafetensorsHeader header, long dataStart) {
         this.file = file;
         this.header = header;
         this.dataStart = dataStart;
@@ -89,6 +91,11 @@ public final class SafetensorsIndex {
 
     public boolean contains(String name) {
         return header.tensors().containsKey(name);
+    }
+
+    /** The {@code __metadata__} map (empty if the file has none). */
+    public Map<String, String> metadata() {
+        return Collections.unmodifiableMap(header.metadata());
     }
 
     /** Dtype, shape and byte range of {@code name}; throws if the file has no such tensor. */

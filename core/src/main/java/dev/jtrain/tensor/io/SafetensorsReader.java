@@ -8,7 +8,6 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -36,15 +35,13 @@ public final class SafetensorsReader implements AutoCloseable {
     private final Path file;
     private final Arena arena;
     private final MemorySegment data;
-    private final SafetensorsHeader header;
-    private final long dataStart;
+    private final SafetensorsIndex index;
 
-    private SafetensorsReader(Path file, Arena arena, MemorySegment data, SafetensorsHeader header, long dataStart) {
+    private SafetensorsReader(Path file, Arena arena, MemorySegment data, SafetensorsIndex index) {
         this.file = file;
         this.arena = arena;
         this.data = data;
-        this.header = header;
-        this.dataStart = dataStart;
+        this.index = index;
     }
 
     /**
@@ -63,8 +60,8 @@ public final class SafetensorsReader implements AutoCloseable {
             long n = whole.get(I64, 0);
             long dataStart = SafetensorsIndex.checkHeaderLength(file, n, size);
             byte[] json = whole.asSlice(SafetensorsLayout.HEADER_LENGTH_BYTES, n).toArray(ValueLayout.JAVA_BYTE);
-            SafetensorsHeader header = SafetensorsHeader.parse(file, json, size - dataStart);
-            return new SafetensorsReader(file, arena, whole.asSlice(dataStart).asReadOnly(), header, dataStart);
+            SafetensorsIndex index = new SafetensorsIndex(file, SafetensorsHeader.parse(file, json, size - dataStart), dataStart);
+            return new SafetensorsReader(file, arena, whole.asSlice(dataStart).asReadOnly(), index);
         } catch (IOException e) {
             arena.close();
             throw new SafetensorsException(file, null, "cannot read: " + e, e);
@@ -80,30 +77,26 @@ public final class SafetensorsReader implements AutoCloseable {
 
     /** File offset of the data section: tensor {@code t}'s bytes start at {@code dataStart() + info(t).begin()}. */
     public long dataStart() {
-        return dataStart;
+        return index.dataStart();
     }
 
     /** Tensor names in the order their bytes appear in the file. */
     public List<String> names() {
-        return List.copyOf(header.tensors().keySet());
+        return index.names();
     }
 
     public boolean contains(String name) {
-        return header.tensors().containsKey(name);
+        return index.contains(name);
     }
 
     /** Dtype, shape and byte range of {@code name}; throws if the file has no such tensor. */
     public TensorInfo info(String name) {
-        TensorInfo t = header.tensors().get(name);
-        if (t == null)
-            throw new SafetensorsException(file, name, "no such tensor; the file holds " + header.tensors().size()
-                    + " tensors, e.g. " + header.tensors().keySet().stream().limit(5).toList());
-        return t;
+        return index.info(name);
     }
 
     /** The {@code __metadata__} map (empty if the file has none). */
     public Map<String, String> metadata() {
-        return Collections.unmodifiableMap(header.metadata());
+        return index.metadata();
     }
 
     /** The raw little-endian bytes of {@code name}, as a read-only slice of the mapping (valid until {@link #close()}). */
