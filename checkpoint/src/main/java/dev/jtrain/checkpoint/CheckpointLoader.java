@@ -24,7 +24,7 @@ import java.util.Map;
 /**
  * One load, every rank in the same order:
  * <pre>
- *   resolve     root → step directory (explicit step, else 'latest'); read metadata.json
+ *   resolve     root → step directory (explicit step, else 'latest'); read metadata, agreed (any rank's failure fails all)
  *   plan        LoadPlanner: per live shard, the saved pieces covering it; shape/dtype checked
  *   (broadcast) allGather(my replicated range keys) → one reader per shared replicated shard
  *   read        the pieces only I need, file by file, into one staging buffer on a reader thread; as they land: header
@@ -63,6 +63,34 @@ final class CheckpointLoader {
         this.spans = spans;
     }
 
+    /**
+     * The metadata of {@code dir}, read by every rank; a rank that cannot read or parse it fails every rank's load (on
+     * per-host disks one host may miss what the others see), before any collective of the load could wait for it.
+     */
+    private CheckpointMetadata agreedMetadata(Path dir) {
+        CheckpointMetadata m = null;
+        String error = null;
+        try {
+            m = CheckpointMetadata.read(storage, dir);
+        } catch (CheckpointException e) {
+            error = "rank " + rank + ": " + e.getMessage();
+        }
+        agree(dir, error);
+        return m;
+    }
+
+    /** Every rank's {@code error} (null = none) is gathered; if any rank has one, every rank throws all of them. */
+    private void agree(Path dir, String error) {
+        String all = error == null ? "" : error;
+        if (group != null) {
+            StringBuilder sb = new StringBuilder();
+            for (byte[] b : ByteExchange.allGather(group, all.getBytes(StandardCharsets.UTF_8)))
+                if (b.length > 0) sb.append(sb.isEmpty() ? "" : "; ").append(new String(b, StandardCharsets.UTF_8));
+            all = sb.toString();
+        }
+        if (!all.isEmpty()) throw new CheckpointCorruptException(dir, "loading " + dir + " failed, live state untouched: " + all, null);
+    }
+
     /** The step directory to load, from the storage; names the root when there is none. */
     private Path resolve(Path root, long step) {
         try {
@@ -76,9 +104,18 @@ final class CheckpointLoader {
     }
 
     LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
+        return loadStep(resolve(root, options.step()), state, options);
+    }
+
+    /**
+     * Loads committed step {@code dir}.
+     *
+     * @throws CheckpointCorruptException on every rank alike, live state untouched, if any rank finds its metadata or a
+     *                                    piece it reads missing, unreadable or failing verification
+     */
+    LoadReport loadStep(Path dir, Map<String, Stateful> state, LoadOptions options) {
         long t0 = System.nanoTime();
-        Path dir = resolve(root, options.step());
-        CheckpointMetadata m = CheckpointMetadata.read(storage, dir);
+        CheckpointMetadata m = agreedMetadata(dir);
         for (String key : state.keySet())
             if (!m.state().containsKey(key))
                 throw new CheckpointException("checkpoint " + dir + " has no state part '" + key + "' (it has " + m.state().keySet() + ")");
@@ -158,14 +195,7 @@ final class CheckpointLoader {
             if (!roots.isEmpty()) spans.span("ckpt load broadcast", r0, b1);
 
             // 3. Agree: if any rank failed to read or verify, every rank throws and its swaps are undone (finally).
-            if (group != null) {
-                StringBuilder all = new StringBuilder();
-                for (byte[] b : ByteExchange.allGather(group, (error == null ? "" : error).getBytes(StandardCharsets.UTF_8)))
-                    if (b.length > 0) all.append(all.isEmpty() ? "" : "; ").append(new String(b, StandardCharsets.UTF_8));
-                if (!all.isEmpty()) throw new CheckpointException("loading " + dir + " failed, live state untouched: " + all);
-            } else if (error != null) {
-                throw new CheckpointException("loading " + dir + " failed, live state untouched: " + error);
-            }
+            agree(dir, error);
             long bytesRead = reader.bytesRead();
             if (reader.interrupted()) Thread.currentThread().interrupt(); // kept through the collectives above
 
@@ -192,7 +222,8 @@ final class CheckpointLoader {
             }
             long t1 = System.nanoTime();
             spans.span("ckpt load apply", b1, t1);
-            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0, reader.directBytes());
+            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0, reader.directBytes(),
+                    List.of());
         } finally {
             if (!applied) swaps.undo(); // the reader is closed (joined) by now; staging still holds the old values
             // Only a broadcast that succeeded is known to be done with the buffer: one failed by the watchdog may still

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -310,10 +311,70 @@ public final class Checkpointer implements AutoCloseable {
      * verified as they are read and swapped into the live buffers undoably: if any rank fails to read or verify
      * anything (or loses a peer) before every rank has agreed, the live buffers are put back exactly as they were. Do
      * not read the live buffers from another thread during a load. Collective.
+     *
+     * <p>With {@link LoadOptions#fallback}, committed checkpoints are tried newest first until one loads and verifies;
+     * the ones passed over are named in {@link LoadReport#skipped} with what failed, and left on disk.
      */
     public LoadReport load(Path root, Map<String, Stateful> state, LoadOptions options) {
         awaitPrevious();
-        return new CheckpointLoader(group, rank, world, staging, spans, storage, settings).load(root, state, options);
+        CheckpointLoader loader = new CheckpointLoader(group, rank, world, staging, spans, storage, settings);
+        if (!options.fallback() || options.step() >= 0 || committed(root)) return loader.load(root, state, options);
+        List<Path> skipped = new ArrayList<>();
+        List<String> why = new ArrayList<>();
+        for (Path dir : candidates(root)) {
+            LoadReport r;
+            try {
+                r = loader.loadStep(dir, state, options);
+            } catch (CheckpointCorruptException e) {
+                skipped.add(dir); // every rank alike
+                why.add(dir.getFileName() + ": " + e.getMessage());
+                continue;
+            }
+            return r.withSkipped(setAside(root, skipped, dir, why));
+        }
+        if (skipped.isEmpty())
+            throw new CheckpointException("rank " + rank + ": no committed checkpoint under " + root);
+        throw new CheckpointException("rank " + rank + ": no committed checkpoint under " + root + " loads and verifies; tried, newest"
+                + " first: " + String.join("; ", why));
+    }
+
+    /**
+     * The coordinator moves the newer checkpoints that failed out of the way (kept for inspection, not deleted), so the
+     * run can save their steps again and 'latest' names what was loaded. The other ranks write nothing before the next
+     * save, which starts after collectives the coordinator joins only once this is done.
+     */
+    private List<String> setAside(Path root, List<Path> skipped, Path loaded, List<String> why) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < skipped.size(); i++) {
+            String where = "set aside by rank 0";
+            if (rank == 0) {
+                try {
+                    where = "set aside as " + storage.setAside(root, skipped.get(i), loaded).getFileName();
+                } catch (IOException e) {
+                    throw new CheckpointException("rank 0: loaded " + loaded + " but cannot set aside the unusable " + skipped.get(i)
+                            + " (move it away by hand before the run saves that step again): " + e, e);
+                }
+            }
+            out.add(why.get(i) + " [" + where + "]");
+        }
+        return out;
+    }
+
+    /**
+     * Committed steps under {@code root}, newest first, as rank 0 lists them: on disks local to each host the ranks
+     * could list different steps, and they must try the same ones in the same order.
+     */
+    private List<Path> candidates(Path root) {
+        List<Path> mine;
+        try {
+            mine = storage.committedSteps(root).reversed();
+        } catch (IOException e) {
+            throw new CheckpointException("rank " + rank + ": cannot list the checkpoints under " + root + ": " + e, e);
+        }
+        if (group == null || world == 1) return mine;
+        String names = String.join("\n", mine.stream().map(p -> p.getFileName().toString()).toList());
+        String agreed = new String(ByteExchange.broadcast(group, names.getBytes(StandardCharsets.UTF_8), 0), StandardCharsets.UTF_8);
+        return agreed.isEmpty() ? List.of() : Arrays.stream(agreed.split("\n")).map(root::resolve).toList();
     }
 
     /** Waits for the save in flight (rethrowing its failure), then frees staging and the writer thread. */

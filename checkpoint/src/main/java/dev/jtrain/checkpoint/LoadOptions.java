@@ -6,17 +6,25 @@ package dev.jtrain.checkpoint;
  * @param broadcast one holder of each replicated tensor reads it and broadcasts it to the other ranks, instead of every
  *                  replica reading the same bytes (needs a process group; ignored in one process)
  * @param step      which checkpoint under the root directory: -1 = the one {@code latest} names
+ * @param fallback  with {@code step} -1: the newest committed checkpoint that loads and verifies, skipping newer ones
+ *                  that are corrupt or partial (each skip is reported in {@link LoadReport#skipped}; nothing is deleted)
  */
-public record LoadOptions(boolean broadcast, long step) {
+public record LoadOptions(boolean broadcast, long step, boolean fallback) {
+    /** The checkpoint the {@code latest} pointer names; a corrupt one fails the load. */
     public static LoadOptions latest() {
-        return new LoadOptions(false, -1);
+        return new LoadOptions(false, -1, false);
+    }
+
+    /** The newest committed checkpoint that verifies: what a resume after a crash wants. */
+    public static LoadOptions newestValid() {
+        return new LoadOptions(false, -1, true);
     }
 
     public LoadOptions withBroadcast(boolean on) {
-        return new LoadOptions(on, step);
+        return new LoadOptions(on, step, fallback);
     }
 
     public LoadOptions atStep(long s) {
-        return new LoadOptions(broadcast, s);
+        return new LoadOptions(broadcast, s, fallback);
     }
 }

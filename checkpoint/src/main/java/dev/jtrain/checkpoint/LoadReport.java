@@ -1,6 +1,7 @@
 package dev.jtrain.checkpoint;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * What one load did, on this rank.
@@ -11,6 +12,15 @@ import java.nio.file.Path;
  * @param readNanos       reading, verifying and swapping into the live buffers (they overlap), and broadcasting
  * @param bytesReadDirect bytes read with direct I/O, past the page cache (data that was not cached, rounded out to
  *                        whole blocks); the rest of {@code bytesRead} came through the page cache
+ * @param skipped         newer checkpoints passed over by {@link LoadOptions#fallback}, newest first, each with why
  */
 public record LoadReport(long step, Path directory, int savedWorldSize, long bytesRead, long bytesBroadcast,
-                         long readNanos, long totalNanos, long bytesReadDirect) {}
+                         long readNanos, long totalNanos, long bytesReadDirect, List<String> skipped) {
+    public LoadReport {
+        skipped = List.copyOf(skipped);
+    }
+
+    LoadReport withSkipped(List<String> s) {
+        return new LoadReport(step, directory, savedWorldSize, bytesRead, bytesBroadcast, readNanos, totalNanos, bytesReadDirect, s);
+    }
+}

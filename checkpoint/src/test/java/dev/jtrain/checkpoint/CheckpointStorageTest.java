@@ -46,6 +46,15 @@ class CheckpointStorageTest {
         }
 
         @Override
+        public Path setAside(Path root, Path stepDir, Path replacement) throws IOException {
+            calls.add("setAside " + stepDir.getFileName());
+            return posix.setAside(root, stepDir, replacement);
+        }
+
+        @Override
+        public List<Path> committedSteps(Path root) throws IOException { return posix.committedSteps(root); }
+
+        @Override
         public byte[] readMetadata(Path stepDir) throws IOException {
             calls.add("readMetadata " + stepDir.getFileName());
             return posix.readMetadata(stepDir);

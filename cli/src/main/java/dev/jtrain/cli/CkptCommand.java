@@ -54,6 +54,12 @@ final class CkptCommand {
                 System.out.printf("%-14s step %-8d %d rank(s)  %10s  %4d items  %s%s%n", p.getFileName(), m.step(), m.worldSize(),
                         mib(m.totalBytes()), m.items().size(), m.createdUtc(), mark);
             }
+            if (Files.isDirectory(root))
+                try (var s = Files.list(root)) {
+                    for (Path p : s.filter(q -> q.getFileName().toString().matches("step-\\d+\\.unusable.*")).sorted().toList())
+                        System.out.printf("%-22s SET ASIDE (failed to load on --resume; kept for inspection: jtrain ckpt verify %s)%n",
+                                p.getFileName(), p);
+                }
             return 0;
         }
     }

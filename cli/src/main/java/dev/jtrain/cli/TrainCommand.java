@@ -110,7 +110,8 @@ final class TrainCommand implements Callable<Integer> {
     int ckptEvery;
     @Option(names = "--async-ckpt", description = "Write checkpoints in the background: the copy into staging overlaps the next forward and backward, and only the optimizer step waits for it if it is not done.")
     boolean asyncCkpt;
-    @Option(names = "--resume", description = "Continue from the latest committed checkpoint in --ckpt-dir (fresh start if there is none).")
+    @Option(names = "--resume", description = "Continue from the newest committed checkpoint in --ckpt-dir that loads and verifies (fresh start if there is none);"
+            + " newer ones that fail are named, set aside as step-N.unusable and kept.")
     boolean resume;
     @Option(names = "--keep-last", defaultValue = "0", description = "Keep only the newest K committed checkpoints (0 = all).")
     int keepLast;
@@ -258,7 +259,9 @@ final class TrainCommand implements Callable<Integer> {
         trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
         boolean any = CheckpointDirectory.steps(ckptDir).stream().anyMatch(CheckpointDirectory::isCommitted);
         if (resume && any) {
-            var r = trainer.resume(checkpointer, ckptDir, LoadOptions.latest().withBroadcast(world > 1));
+            var r = trainer.resume(checkpointer, ckptDir, LoadOptions.newestValid().withBroadcast(world > 1));
+            for (String skipped : r.skipped())
+                console.printf("skipped checkpoint %s (left in place; inspect it with `jtrain ckpt verify`)%n", skipped);
             console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
                     r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
         } else if (resume) {

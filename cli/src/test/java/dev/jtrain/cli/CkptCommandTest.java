@@ -53,14 +53,22 @@ class CkptCommandTest {
         run(a.toArray(String[]::new));
         assertThat(run("ckpt", "ls", ckpt.toString())).contains("step-000003").contains("step-000006").contains("<- latest");
 
-        // "crash" after step 3: forget the later checkpoint, resume from step 3 in a fresh job
-        try (var s = Files.walk(ckpt.resolve("step-000006"))) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        // the newest checkpoint rots on disk (a flipped byte in rank 1's shard): --resume passes over it, says why, sets
+        // it aside, and continues from step 3 in a fresh job
+        Path rotten = ckpt.resolve("step-000006/rank-00001.safetensors");
+        try (var f = new java.io.RandomAccessFile(rotten.toFile(), "rw")) {
+            f.seek(f.length() - 1);
+            int b = f.read();
+            f.seek(f.length() - 1);
+            f.write(b ^ 0x10);
         }
-        Files.writeString(ckpt.resolve("latest"), "step-000003\n");
+        byte[] rottenBytes = Files.readAllBytes(rotten);
         List<String> b = new ArrayList<>(common);
         b.addAll(List.of("--out", dir.resolve("b").toString(), "--resume"));
-        assertThat(run(b.toArray(String[]::new))).contains("resumed from").contains("at step 3");
+        assertThat(run(b.toArray(String[]::new))).contains("skipped checkpoint step-000006", "CRC32C", "rank-00001.safetensors",
+                "set aside as step-000006.unusable").contains("resumed from").contains("at step 3");
+        assertThat(Files.readAllBytes(ckpt.resolve("step-000006.unusable/rank-00001.safetensors"))).isEqualTo(rottenBytes);
+        assertThat(run("ckpt", "ls", ckpt.toString())).contains("step-000006.unusable", "SET ASIDE");
 
         assertThat(losses(dir.resolve("b/metrics.jsonl"), 0)).hasSize(3).isEqualTo(losses(dir.resolve("a/metrics.jsonl"), 3));
         assertThat(Files.readAllBytes(dir.resolve("b/model.safetensors"))).isEqualTo(Files.readAllBytes(dir.resolve("a/model.safetensors")));

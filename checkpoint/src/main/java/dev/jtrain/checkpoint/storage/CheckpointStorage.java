@@ -35,6 +35,9 @@ public interface CheckpointStorage {
      */
     Path resolve(Path root, long step) throws IOException;
 
+    /** The committed steps under {@code root}, oldest first. */
+    List<Path> committedSteps(Path root) throws IOException;
+
     /**
      * The metadata a {@link #commit} wrote for {@code stepDir}.
      *
@@ -59,6 +62,13 @@ public interface CheckpointStorage {
      * latest pointer at the step.
      */
     void commit(Path root, Path stepDir, byte[] metadata) throws IOException;
+
+    /**
+     * Moves committed step {@code stepDir}, found unusable, out of the way without deleting it: it is no longer listed,
+     * loaded or retained, and its step can be saved again. If the latest pointer named it, it now names
+     * {@code replacement}. Returns where the step went. Called by the coordinator only.
+     */
+    Path setAside(Path root, Path stepDir, Path replacement) throws IOException;
 
     /** Keeps the newest {@code keepLast} committed steps up to {@code newest} (never {@code newest}); returns what it deleted. */
     List<Path> retain(Path root, int keepLast, Path newest) throws IOException;

@@ -15,6 +15,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -37,6 +38,13 @@ public final class PosixStorage implements CheckpointStorage {
 
     @Override
     public Path resolve(Path root, long step) throws IOException { return CheckpointDirectory.resolve(root, step); }
+
+    @Override
+    public List<Path> committedSteps(Path root) throws IOException {
+        List<Path> out = new ArrayList<>();
+        for (Path p : CheckpointDirectory.steps(root)) if (CheckpointDirectory.isCommitted(p)) out.add(p);
+        return out;
+    }
 
     @Override
     public byte[] readMetadata(Path stepDir) throws IOException {
@@ -64,6 +72,19 @@ public final class PosixStorage implements CheckpointStorage {
         DurableFiles.fsyncDirectory(root);
         writeAtomically(root.resolve(CheckpointDirectory.LATEST),
                 (stepDir.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Renamed to {@code step-N.unusable} (or {@code .unusable-2}, ...), which no listing takes for a step. */
+    @Override
+    public Path setAside(Path root, Path stepDir, Path replacement) throws IOException {
+        Path aside = stepDir.resolveSibling(stepDir.getFileName() + ".unusable");
+        for (int i = 2; Files.exists(aside); i++) aside = stepDir.resolveSibling(stepDir.getFileName() + ".unusable-" + i);
+        Optional<Path> latest = CheckpointDirectory.latest(root);
+        if (latest.isPresent() && latest.get().getFileName().equals(stepDir.getFileName()))
+            writeAtomically(root.resolve(CheckpointDirectory.LATEST), (replacement.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+        DurableFiles.moveAtomically(stepDir, aside);
+        DurableFiles.fsyncDirectory(root);
+        return aside;
     }
 
     @Override
