@@ -243,6 +243,8 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     private CommException wrap(String description, Throwable e, boolean collective) {
         CollectiveContext c = collective ? current : null;
         String peer = c != null && c.lastPeer() >= 0 ? " with " + peerName(c.lastPeer()) : "";
+        CommException why = aborted;
+        if (why != null) return new CommException(description + " aborted: " + why.getMessage(), why);
         String msg = description + " failed" + peer + ": " + (e instanceof Error ? e.toString() : e.getMessage());
         if (e instanceof CommTimeoutException) return new CommTimeoutException(msg, e);
         if (closed) return new CommException(description + ": process group " + groupLabel + " was closed while it ran", e);
@@ -271,6 +273,20 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
                     + ". Every rank must issue the same collectives in the same order with the same count, dtype, op and root");
         }
     }
+
+    /**
+     * Marks the group broken by {@code why} (a peer is known to be gone or hung) and fails the collective now running
+     * with it: its caller learns at once instead of at the timeout, and every later collective fails fast.
+     */
+    void abort(CommException why) {
+        aborted = why;
+        if (broken == null) broken = why;
+        CommWork w = running;
+        if (w != null && !w.isCompleted()) w.fail(new CommException(w.description() + " aborted: " + why.getMessage(), why));
+    }
+
+    /** Why the group was {@link #abort aborted}; the failures its closed transport then causes are reported as this. */
+    private volatile CommException aborted;
 
     /** Fails queued operations, interrupts the running one (the transport must be closed by the owner). */
     @Override

@@ -33,6 +33,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -538,13 +540,30 @@ public final class ProcessGroup implements AutoCloseable {
         return Optional.of(g);
     }
 
+    /**
+     * Declares the group unusable because of {@code why} (e.g. a hung peer found by the heartbeat): the operation now
+     * running fails at once with it, and so does every later one. After {@code closeLinksAfterMs} the world group
+     * closes its transport, which is what makes a call blocked on the silent peer return (and what the other ranks
+     * see as this rank leaving: the grace lets them learn the cause first, so their errors name it too). Like NCCL's
+     * communicator abort: the group must then be closed and the job restarted.
+     */
+    public void abort(CommException why, long closeLinksAfterMs) {
+        engine.abort(why);
+        if (!ownsTransport) return;
+        if (closeLinksAfterMs <= 0) transport.close();
+        else Thread.ofPlatform().daemon().name("jtrain-abort-" + rank()).start(() -> {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(closeLinksAfterMs));
+            transport.close();
+        });
+    }
+
     /** Fails queued work, stops the communication thread and (for the world group) closes the transport. */
     @Override
     public void close() {
         engine.close();
         p2p.close();
         if (ownsTransport) transport.close();
-        for (AutoCloseable c : alsoClose) {
+        for (AutoCloseable c : alsoClose.reversed()) { // last registered first, as try-with-resources
             try {
                 c.close();
             } catch (Exception ignored) {
@@ -554,7 +573,7 @@ public final class ProcessGroup implements AutoCloseable {
         alsoClose.clear();
     }
 
-    /** Resources (e.g. the rendezvous store) that live as long as this group. */
+    /** Resources (e.g. the rendezvous store) that live as long as this group; closed in reverse order of registration. */
     void closeAlso(AutoCloseable resource) { alsoClose.add(resource); }
 
     // ---------------------------------------------------------------- internals

@@ -1,7 +1,10 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.health.HeartbeatOptions;
+import dev.jtrain.comm.health.PeerHeartbeat;
 import dev.jtrain.comm.launch.CpuBinding;
 import dev.jtrain.comm.launch.Rendezvous;
+import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportOptions;
 import dev.jtrain.comm.transport.Transports;
@@ -10,7 +13,8 @@ import dev.jtrain.comm.transport.Transports;
  * {@code env://} initialisation, the counterpart of {@code torch.distributed.init_process_group("env://")}: reads
  * RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JTRAIN_JOB_TOKEN ... (set by {@code jtrain launch}), meets the other
  * ranks in the job's store, connects the transport (shared memory on this host, TCP across hosts;
- * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}. With
+ * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}, its ranks
+ * watching each other's heartbeats ({@link HeartbeatOptions#fromEnv}, {@code JTRAIN_HEARTBEAT_TIMEOUT_MS}). With
  * {@code JTRAIN_CPU_BIND=auto}, ranks sharing a host are first bound to disjoint CPUs ({@link CpuBinding}).
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
@@ -22,6 +26,14 @@ public final class ProcessGroups {
     public static ProcessGroup initFromEnv() { return initFromEnv(ProcessGroupOptions.fromEnv()); }
 
     public static ProcessGroup initFromEnv(ProcessGroupOptions options) {
+        return initFromEnv(options, HeartbeatOptions.fromEnv(System.getenv()));
+    }
+
+    /**
+     * As {@link #initFromEnv(ProcessGroupOptions)}, with ranks watching each other's heartbeats: a rank that goes
+     * silent for {@link HeartbeatOptions#timeoutMs} aborts the world group on every other rank, naming it.
+     */
+    public static ProcessGroup initFromEnv(ProcessGroupOptions options, HeartbeatOptions heartbeat) {
         Rendezvous rdv = Rendezvous.fromEnv();
         // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
         CpuBinding.bindLocalRank(System.getenv(CpuBinding.ENV), rdv.localRank(), rdv.localWorldSize());
@@ -30,6 +42,12 @@ public final class ProcessGroups {
             transport = Transports.create(TransportOptions.fromEnv(System.getenv(), rdv.timeoutMs()), rdv.store(), rdv.rank(), rdv.worldSize());
             ProcessGroup g = ProcessGroup.create(transport, options);
             g.closeAlso(rdv);
+            if (heartbeat.enabled() && g.size() > 1) {
+                HostTopology t = g.topology();
+                PeerHeartbeat beat = PeerHeartbeat.start(rdv.openConnection(heartbeat.timeoutMs()), g.rank(), g.size(),
+                        heartbeat, r -> "rank " + r + (t == null ? "" : " on host " + t.hostName(t.hostOf(r))), e -> g.abort(e, heartbeat.actGraceMs()));
+                g.closeAlso(beat); // closed before the rendezvous: its "departed" mark needs the store
+            }
             return g;
         } catch (RuntimeException e) {
             if (transport != null) transport.close();

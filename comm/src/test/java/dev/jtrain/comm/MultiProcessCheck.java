@@ -13,11 +13,13 @@ import java.lang.foreign.ValueLayout;
 public final class MultiProcessCheck {
     public static void main(String[] args) {
         String mode = args.length > 0 ? args[0] : "check";
-        ProcessGroupOptions options = ProcessGroupOptions.fromEnv().withTimeoutMs(10_000);
+        // peer-hangs: an operation timeout far beyond the heartbeat's, so only the heartbeat can explain a quick failure
+        ProcessGroupOptions options = ProcessGroupOptions.fromEnv().withTimeoutMs(mode.equals("peer-hangs") ? 60_000 : 10_000);
         // "check" measures the cost model like a real job; "peer-dies" skips the ~1 s probe to keep the suite fast
         if (!mode.equals("check")) options = options.withCostModel(dev.jtrain.comm.algo.CostModel.typicalSharedMemory(1 << 20));
         try (ProcessGroup g = ProcessGroups.initFromEnv(options)) {
             if (mode.equals("check")) check(g);
+            else if (mode.equals("peer-hangs")) peerHangs(g);
             else peerDies(g);
             System.out.println("rank " + g.rank() + " OK " + mode + " link=" + g.linkKind((g.rank() + 1) % g.size()).label());
         } catch (Throwable t) {
@@ -73,6 +75,34 @@ public final class MultiProcessCheck {
         } catch (CommException e) {
             expect(e.getMessage().contains("allReduce #2"), "message names the op and sequence: " + e.getMessage());
             System.out.println("rank " + g.rank() + " saw: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The last rank stops itself (SIGSTOP) before the second all-reduce and is woken 15 s later only to exit; the
+     * others must fail that all-reduce through the heartbeat (JTRAIN_HEARTBEAT_TIMEOUT_MS, set by the test), naming
+     * the stopped rank, long before the 60 s operation timeout.
+     */
+    static void peerHangs(ProcessGroup g) throws Exception {
+        MemorySegment a = Arena.ofAuto().allocate(400_000, 64);
+        g.allReduce(a, 100_000, DType.FLOAT32, ReduceOp.SUM);
+        int last = g.size() - 1;
+        if (g.rank() == last) {
+            String pid = Long.toString(ProcessHandle.current().pid());
+            new ProcessBuilder("sh", "-c", "sleep 15; kill -CONT " + pid).start();
+            new ProcessBuilder("kill", "-STOP", pid).start().waitFor();
+            Runtime.getRuntime().halt(0); // woken up: leave without a word, as if killed
+        }
+        long t0 = System.nanoTime();
+        try {
+            g.allReduce(a, 100_000, DType.FLOAT32, ReduceOp.SUM);
+            throw new IllegalStateException("all-reduce #2 succeeded although rank " + last + " is stopped");
+        } catch (CommException e) {
+            double s = (System.nanoTime() - t0) / 1e9;
+            expect(e.getMessage().contains("allReduce #2") && e.getMessage().contains("rank " + last + " ")
+                    && e.getMessage().contains("sent no heartbeat"), "message names the op and the stopped rank: " + e.getMessage());
+            expect(s < 12, "failed after " + s + " s, not through the heartbeat");
+            System.out.printf("rank %d saw after %.1f s: %s%n", g.rank(), s, e.getMessage());
         }
     }
 

@@ -69,6 +69,18 @@ public record Rendezvous(RankLayout layout, long timeoutMs, Store store, TcpStor
         return new Rendezvous(layout, timeoutMs, store, tcp);
     }
 
+    /**
+     * A second connection to the job's store, with this attempt's keys, for a thread that must not wait behind the
+     * main connection's blocking calls (heartbeats); the caller closes it.
+     *
+     * @param timeoutMs how long a request may go unanswered before it fails
+     */
+    public Store openConnection(long timeoutMs) {
+        var s = layout.store();
+        TcpStore tcp = TcpStore.create(new TcpStoreOptions(s.host(), connection.port(), false, layout.jobToken(), timeoutMs, 0));
+        return PrefixStore.owning("attempt" + layout.restartCount(), tcp);
+    }
+
     public int rank() { return layout.rank(); }
 
     public int worldSize() { return layout.worldSize(); }

@@ -4,19 +4,27 @@ import java.util.List;
 
 /**
  * A view of another store whose keys all live under {@code prefix + "/"}, so that sub-groups and restarts
- * (one prefix per attempt) do not see each other's keys. Closing it does not close the underlying store.
+ * (one prefix per attempt) do not see each other's keys. Closing it closes the underlying store only if it
+ * {@link #owning owns} it.
  *
  * <p>Threading: as the underlying store.
  */
 public final class PrefixStore implements Store {
     private final String prefix;
     private final Store inner;
+    private final boolean owns;
 
-    public PrefixStore(String prefix, Store inner) {
+    public PrefixStore(String prefix, Store inner) { this(prefix, inner, false); }
+
+    private PrefixStore(String prefix, Store inner, boolean owns) {
         if (prefix.isEmpty()) throw new IllegalArgumentException("prefix must not be empty");
         this.prefix = prefix + "/";
         this.inner = inner;
+        this.owns = owns;
     }
+
+    /** A view that closes {@code inner} when it is closed (a connection opened for it alone). */
+    public static PrefixStore owning(String prefix, Store inner) { return new PrefixStore(prefix, inner, true); }
 
     private String k(String key) { return prefix + key; }
 
@@ -45,5 +53,8 @@ public final class PrefixStore implements Store {
 
     @Override public String localAddress() { return inner.localAddress(); }
 
-    @Override public void close() { }
+    @Override
+    public void close() {
+        if (owns) inner.close();
+    }
 }
