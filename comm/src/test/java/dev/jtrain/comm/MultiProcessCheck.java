@@ -14,12 +14,13 @@ public final class MultiProcessCheck {
     public static void main(String[] args) {
         String mode = args.length > 0 ? args[0] : "check";
         // peer-hangs: an operation timeout far beyond the heartbeat's, so only the heartbeat can explain a quick failure
-        ProcessGroupOptions options = ProcessGroupOptions.fromEnv().withTimeoutMs(mode.equals("peer-hangs") ? 60_000 : 10_000);
+        ProcessGroupOptions options = ProcessGroupOptions.fromEnv().withTimeoutMs(mode.contains("hang") ? 60_000 : 10_000);
         // "check" measures the cost model like a real job; "peer-dies" skips the ~1 s probe to keep the suite fast
         if (!mode.equals("check")) options = options.withCostModel(dev.jtrain.comm.algo.CostModel.typicalSharedMemory(1 << 20));
         try (ProcessGroup g = ProcessGroups.initFromEnv(options)) {
             if (mode.equals("check")) check(g);
             else if (mode.equals("peer-hangs")) peerHangs(g);
+            else if (mode.equals("hang-then-recover")) hangThenRecover(g);
             else peerDies(g);
             System.out.println("rank " + g.rank() + " OK " + mode + " link=" + g.linkKind((g.rank() + 1) % g.size()).label());
         } catch (Throwable t) {
@@ -104,6 +105,21 @@ public final class MultiProcessCheck {
             expect(s < 12, "failed after " + s + " s, not through the heartbeat");
             System.out.printf("rank %d saw after %.1f s: %s%n", g.rank(), s, e.getMessage());
         }
+    }
+
+    /**
+     * First attempt: the last rank stops itself for good before the second all-reduce; the others fail through the
+     * heartbeat and exit non-zero, and the launcher must kill the stopped rank and restart the group. Second attempt:
+     * every rank completes.
+     */
+    static void hangThenRecover(ProcessGroup g) throws Exception {
+        MemorySegment a = Arena.ofAuto().allocate(400_000, 64);
+        g.allReduce(a, 100_000, DType.FLOAT32, ReduceOp.SUM);
+        boolean first = "0".equals(System.getenv("JTRAIN_RESTART_COUNT"));
+        if (first && g.rank() == g.size() - 1)
+            new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+        g.allReduce(a, 100_000, DType.FLOAT32, ReduceOp.SUM); // fails through the heartbeat in the first attempt
+        expect(!first, "the first attempt's all-reduce #2 succeeded although rank " + (g.size() - 1) + " is stopped");
     }
 
     private static void expect(boolean ok, String what) {

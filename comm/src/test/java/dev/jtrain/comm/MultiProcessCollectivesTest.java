@@ -36,4 +36,23 @@ class MultiProcessCollectivesTest {
         assertThat(log.split("OK " + mode, -1).length - 1).as(log).isEqualTo(survivors);
         if (mode.equals("check")) assertThat(log).contains("link=" + transport);
     }
+
+    /** A rank that hangs for good is named, the launcher kills it and restarts the group, and the job completes. */
+    @org.junit.jupiter.api.Test
+    @Timeout(120)
+    void aHungRankIsNamedAndTheLauncherRestartsTheGroup() {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                MultiProcessCheck.class.getName(), "hang-then-recover");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        int status = new Launcher(new LaunchOptions(3, 1, 0, "127.0.0.1", 0, 1, null, 2000, cmd), out,
+                Map.of("JTRAIN_HEARTBEAT_TIMEOUT_MS", "4000")).run();
+        String log = bytes.toString(StandardCharsets.UTF_8);
+        System.out.println(log);
+        assertThat(status).as(log).isZero();
+        assertThat(log).contains("aborted: rank 2 on host", "sent no heartbeat", "restarting the group (restart 1 of 1");
+        assertThat(log.split("OK hang-then-recover", -1).length - 1).as(log).isEqualTo(3);
+    }
 }
