@@ -187,11 +187,13 @@ final class TrainCommand implements Callable<Integer> {
         if (trace != null) trainer.setTrace(trace);
         PreemptionSignal.onTerm(trainer::requestStop);
         Checkpointer checkpointer = setUpCheckpointing(trainer, pg, world, console);
+        long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
         var mem = trainer.parallel().memory();
         console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
                 mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
                 mem.bytesPerParameter());
-        Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source()) : new Outcome(trainer.run(new TrainListener() {}), 0);
+        Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source(), readyAtMs)
+                : new Outcome(trainer.run(new TrainListener() {}), 0);
         if (checkpointer != null) checkpointer.close();
         if (trace != null) trace.close();
         Trainer.Result result = outcome.result();
@@ -271,11 +273,17 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** The lead rank's run: progress bar or log lines, metrics.jsonl, and loss.png at the end. */
-    private Outcome runWithProgress(Trainer trainer, TrainConfig tc, Path dir, GptConfig cfg, Path source) throws Exception {
+    private Outcome runWithProgress(Trainer trainer, TrainConfig tc, Path dir, GptConfig cfg, Path source, long readyAtMs)
+            throws Exception {
         boolean fancy = !noProgress && System.console() != null;
-        try (MetricsLog log = new MetricsLog(dir.resolve("metrics.jsonl"));
+        Optional<RecoveryTimeline> recovery = RecoveryTimeline.fromEnv(System.getenv());
+        Path metrics = dir.resolve("metrics.jsonl");
+        long lastStepBefore = recovery.isPresent() ? MetricsLog.lastStep(metrics) : -1;
+        try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());
              ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-            Trainer.Result result = trainer.run(progress);
+            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, readyAtMs, trainer.startStep(), lastStepBefore,
+                    progress, log, System.out)).orElse(progress);
+            Trainer.Result result = trainer.run(listener);
             progress.close();
             LossPlot.write(dir.resolve("loss.png"), "jtrain " + cfg.nLayer() + "L/" + cfg.nEmbd() + " on " + source.getFileName(),
                     progress.steps, progress.losses, progress.evalSteps, progress.valLosses);

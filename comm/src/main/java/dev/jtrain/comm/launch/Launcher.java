@@ -82,10 +82,12 @@ public final class Launcher {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
+            long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             for (int attempt = 0; ; attempt++) {
                 running.clear();
-                running.addAll(start(token, port, attempt));
+                running.addAll(start(token, port, attempt, failedAtMs));
                 Outcome o = supervise(running, agreement, attempt);
+                failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
                     succeeded = true;
                     return 0;
@@ -128,8 +130,9 @@ public final class Launcher {
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
-    private List<Child> start(String token, int port, int attempt) {
+    private List<Child> start(String token, int port, int attempt, long failedAtMs) {
         List<Child> children = new ArrayList<>();
+        long startedAtMs = System.currentTimeMillis();
         for (int local = 0; local < options.nprocPerNode(); local++) {
             int rank = options.nodeRank() * options.nprocPerNode() + local;
             ProcessBuilder pb = new ProcessBuilder(options.command());
@@ -144,6 +147,10 @@ public final class Launcher {
             env.put(RendezvousEnv.JOB_TOKEN, token);
             env.put(RendezvousEnv.STORE_IN_LAUNCHER, "1");
             env.put(RendezvousEnv.RESTART_COUNT, Integer.toString(attempt));
+            if (attempt > 0) {
+                env.put(RendezvousEnv.RECOVERY_FAILED_AT_MS, Long.toString(failedAtMs));
+                env.put(RendezvousEnv.RECOVERY_RESTARTED_AT_MS, Long.toString(startedAtMs));
+            }
             env.put(RendezvousEnv.NODE_RANK, Integer.toString(options.nodeRank()));
             env.put(RendezvousEnv.NNODES, Integer.toString(options.nnodes()));
             try {

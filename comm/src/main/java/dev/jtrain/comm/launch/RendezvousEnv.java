@@ -15,6 +15,12 @@ public final class RendezvousEnv {
     public static final String STORE_IN_LAUNCHER = "JTRAIN_STORE_IN_LAUNCHER";
     /** Which attempt of the group this is (0 first); store keys are prefixed with it so restarts start clean. */
     public static final String RESTART_COUNT = "JTRAIN_RESTART_COUNT";
+    /**
+     * Set by the launcher for a restarted group: when it saw the previous attempt fail, and when it started this one
+     * (wall clock, ms since the epoch), so the ranks can time their recovery.
+     */
+    public static final String RECOVERY_FAILED_AT_MS = "JTRAIN_RECOVERY_FAILED_AT_MS";
+    public static final String RECOVERY_RESTARTED_AT_MS = "JTRAIN_RECOVERY_RESTARTED_AT_MS";
     /** This node's index in a multi-node job, set by the launcher for information (torchrun: GROUP_RANK). */
     public static final String NODE_RANK = "JTRAIN_NODE_RANK";
     /** Nodes in the job, set by the launcher. */

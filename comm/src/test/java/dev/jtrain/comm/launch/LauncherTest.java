@@ -80,6 +80,12 @@ class LauncherTest {
         String out = run(opts(2, 1, "fail-first-attempt"), status);
         assertThat(status[0]).isZero();
         assertThat(out).contains("restarting the group (restart 1 of 1)").contains("[rank 0] attempt 1 ok").contains("[rank 1] attempt 1 ok");
+        // the restarted ranks are told when the failure was seen and when they were started, to time their recovery
+        var m = java.util.regex.Pattern.compile("attempt 1 ok; failed at (\\d+), restarted at (\\d+), now (\\d+)").matcher(out);
+        assertThat(m.find()).as(out).isTrue();
+        long failed = Long.parseLong(m.group(1)), restarted = Long.parseLong(m.group(2)), now = Long.parseLong(m.group(3));
+        assertThat(failed).isPositive().isLessThanOrEqualTo(restarted);
+        assertThat(restarted).isLessThanOrEqualTo(now);
     }
 
     @Test

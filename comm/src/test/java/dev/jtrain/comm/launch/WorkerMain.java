@@ -39,7 +39,8 @@ public final class WorkerMain {
                 case "fail-first-attempt" -> {
                     if (rv.restartCount() == 0 && rv.rank() == 1) System.exit(5);
                     barrier(rv, "again");
-                    System.out.println("attempt " + rv.restartCount() + " ok");
+                    System.out.println("attempt " + rv.restartCount() + " ok; failed at " + System.getenv("JTRAIN_RECOVERY_FAILED_AT_MS")
+                            + ", restarted at " + System.getenv("JTRAIN_RECOVERY_RESTARTED_AT_MS") + ", now " + System.currentTimeMillis());
                 }
                 case "ring" -> ring(rv, args[1], Long.parseLong(args[2]));
                 case "victim" -> victim(rv, args[1]);

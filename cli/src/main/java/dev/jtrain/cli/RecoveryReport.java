@@ -1,0 +1,44 @@
+package dev.jtrain.cli;
+
+import dev.jtrain.train.CheckpointMetrics;
+import dev.jtrain.train.EvalMetrics;
+import dev.jtrain.train.StepMetrics;
+import dev.jtrain.train.TrainListener;
+
+import java.io.PrintStream;
+
+/** Reports a restarted run's {@link RecoveryTimeline} when its first step finishes, then steps aside. */
+final class RecoveryReport implements TrainListener {
+    private final RecoveryTimeline timeline;
+    private final long loadedAtMs, resumedStep, lastStepBefore;
+    private final TrainListener inner;
+    private final MetricsLog log;
+    private final PrintStream console;
+    private boolean reported;
+
+    RecoveryReport(RecoveryTimeline timeline, long loadedAtMs, long resumedStep, long lastStepBefore, TrainListener inner,
+                   MetricsLog log, PrintStream console) {
+        this.timeline = timeline;
+        this.loadedAtMs = loadedAtMs;
+        this.resumedStep = resumedStep;
+        this.lastStepBefore = lastStepBefore;
+        this.inner = inner;
+        this.log = log;
+        this.console = console;
+    }
+
+    @Override
+    public void onStep(StepMetrics m) {
+        if (!reported) {
+            reported = true;
+            RecoveryTimeline.Phases p = timeline.phases(loadedAtMs, System.currentTimeMillis(), resumedStep, lastStepBefore);
+            log.write("recovery", p.record());
+            console.println(p.line());
+        }
+        inner.onStep(m);
+    }
+
+    @Override public void onEval(EvalMetrics m) { inner.onEval(m); }
+
+    @Override public void onCheckpoint(CheckpointMetrics m) { inner.onCheckpoint(m); }
+}
