@@ -144,4 +144,85 @@ class MultiNodeLaunchIT {
         assertThat(o1).containsPattern("rank [01] .*within timeoutMs=10000 \\(waiting on peer rank [23] on host jt-node2\\)");
         assertThat(seconds).as(o1).isLessThan(10 + 20);
     }
+
+    /**
+     * Two failures, each recovered by itself, each ending bitwise as an uninterrupted run (same world, one forced
+     * all-reduce algorithm, fixed buckets) with at most one checkpoint interval (K = 4) recomputed:
+     * <ol>
+     *   <li>every process of host 2, its launcher included, is SIGKILLed mid-run, and the cluster manager (here, the
+     *       test) starts host 2's launcher again: it rejoins and the group restarts from the newest checkpoint;</li>
+     *   <li>one rank on host 2 is SIGSTOPped: the others name it through the heartbeat, the launchers kill it and
+     *       restart the group.</li>
+     * </ol>
+     */
+    @Test
+    void aLostHostOrAHungRankIsRecoveredAndTheRunEndsBitwiseAsIfNothingHappened(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        int steps = 24, k = 4;
+        Map<String, String> env = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
+                "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
+        java.util.function.BiFunction<Path, Path, List<String>> run = (out, ckpt) -> {
+            List<String> a = train(corpus, out, steps);
+            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", Integer.toString(k), "--resume"));
+            return a;
+        };
+        Path refOut = dir.resolve("ref"), refLog1 = dir.resolve("ref1.log"), refLog2 = dir.resolve("ref2.log");
+        Process r1 = launcher(1, refLog1, 0, run.apply(refOut, dir.resolve("ref-ckpt")), env);
+        Process r2 = launcher(2, refLog2, 0, run.apply(refOut, dir.resolve("ref-ckpt")), env);
+        assertThat(await(r1, 300, refLog1)).as(Files.readString(refLog1)).isZero();
+        assertThat(await(r2, 300, refLog2)).as(Files.readString(refLog2)).isZero();
+        byte[] reference = Files.readAllBytes(refOut.resolve("model.safetensors"));
+
+        // 1. host 2 lost, its launcher started again
+        Path out = dir.resolve("killed"), ckpt = dir.resolve("killed-ckpt");
+        Path log1 = dir.resolve("killed-node0.log"), log2 = dir.resolve("killed-node1.log"), log2again = dir.resolve("killed-node1-again.log");
+        Process n1 = launcher(1, log1, 1, run.apply(out, ckpt), env);
+        launcher(2, log2, 1, run.apply(out, ckpt), env);
+        TrainRuns.waitForSteps(out, 10, log1, n1);
+        hosts.kill(2, "KILL", false); // the ranks and the launcher of host 2
+        Process again = launcher(2, log2again, 1, run.apply(out, ckpt), env);
+        int s1 = await(n1, 300, log1), s2 = await(again, 300, log2again);
+        String o1 = Files.readString(log1), o2 = Files.readString(log2again);
+        assertThat(s1).as(o1).isZero();
+        assertThat(s2).as(o2).isZero();
+        assertThat(o2).contains("[launcher] node 1 replaces a launcher lost with its ranks in attempt 0",
+                "restarting the group (restart 1 of 1, all 2 nodes together)");
+        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)").contains("recovery (restart 1)");
+        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
+        assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+
+        // 2. a rank of host 2 hangs
+        out = dir.resolve("hung");
+        ckpt = dir.resolve("hung-ckpt");
+        log1 = dir.resolve("hung-node0.log");
+        log2 = dir.resolve("hung-node1.log");
+        n1 = launcher(1, log1, 1, run.apply(out, ckpt), env);
+        Process n2 = launcher(2, log2, 1, run.apply(out, ckpt), env);
+        TrainRuns.waitForSteps(out, 10, log1, n1);
+        ProcessHandle rank = n2.descendants().filter(p -> p.info().command().orElse("").endsWith("java"))
+                .max(java.util.Comparator.comparingLong(ProcessHandle::pid)).orElseThrow(); // a rank (started after its launcher)
+        new ProcessBuilder("kill", "-STOP", Long.toString(rank.pid())).inheritIO().start().waitFor();
+        s1 = await(n1, 300, log1);
+        s2 = await(n2, 300, log2);
+        o1 = Files.readString(log1);
+        o2 = Files.readString(log2);
+        assertThat(s1).as(o1).isZero();
+        assertThat(s2).as(o2).isZero();
+        assertThat(o1 + o2).contains("sent no heartbeat").contains("restarting the group (restart 1 of 1, all 2 nodes together)");
+        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
+        assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+    }
+
+    /** The recovery record the restarted lead rank wrote to {@code run}'s metrics.jsonl. */
+    private static com.fasterxml.jackson.databind.JsonNode recovery(Path run) throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        for (String l : Files.readAllLines(run.resolve("metrics.jsonl"))) {
+            var n = json.readTree(l);
+            if (n.get("type").asText().equals("recovery")) {
+                System.out.println(run.getFileName() + " recovery: " + n);
+                return n;
+            }
+        }
+        throw new AssertionError("no recovery record in " + run.resolve("metrics.jsonl"));
+    }
 }

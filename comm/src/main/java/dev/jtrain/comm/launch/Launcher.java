@@ -31,7 +31,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Multi-node: each node runs its own launcher; node 0's hosts the store on every interface, and all of them
  * agree through it ({@link NodeAgreement}): a rank failing on any node stops the ranks on every node, all nodes
  * restart together as the next epoch (visible to ranks as {@code JTRAIN_RESTART_COUNT}), and the job succeeds only
- * when every node's ranks have exited 0.
+ * when every node's ranks have exited 0. A launcher started again on a node whose launcher was lost with its ranks
+ * (the host rebooted, the pod was rescheduled) rejoins: the lost epoch fails on every node and the next one starts
+ * with all nodes ({@link NodeAgreement#rejoinEpoch}). The store lives on node 0, so node 0 can not be replaced.
  *
  * <p>Threading: {@link #run} blocks the caller; two daemon threads per child copy its output.
  */
@@ -83,8 +85,25 @@ public final class Launcher {
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
-            for (int attempt = 0; ; attempt++) {
+            int firstAttempt = 0;
+            if (agreement != null) {
+                int rejoin = agreement.rejoinEpoch();
+                if (rejoin > 0) {
+                    failedAtMs = System.currentTimeMillis();
+                    out.printf("[launcher] node %d replaces a launcher lost with its ranks in attempt %d%n", options.nodeRank(), rejoin - 1);
+                    if (rejoin > options.maxRestarts()) {
+                        out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
+                        return 1;
+                    }
+                    agreement.stoppedAndAwaitOthers(rejoin - 1, options.joinTimeoutMs());
+                    out.printf("[launcher] restarting the group (restart %d of %d, all %d nodes together)%n", rejoin,
+                            options.maxRestarts(), options.nnodes());
+                    firstAttempt = rejoin;
+                }
+            }
+            for (int attempt = firstAttempt; ; attempt++) {
                 running.clear();
+                if (agreement != null) agreement.started(attempt);
                 running.addAll(start(token, port, attempt, failedAtMs));
                 Outcome o = supervise(running, agreement, attempt);
                 failedAtMs = System.currentTimeMillis();

@@ -2,6 +2,7 @@ package dev.jtrain.comm.launch;
 
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.topology.HostIdentity;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,7 +17,10 @@ import java.util.List;
  *       ranks on all nodes;</li>
  *   <li>{@code done/N}: node N's ranks all exited 0; the job succeeds only when every node is done;</li>
  *   <li>{@code stopped/N}: node N's ranks are gone; the next epoch starts only when every node has stopped, so no
- *       rank of the old epoch meets a rank of the new one.</li>
+ *       rank of the old epoch meets a rank of the new one;</li>
+ *   <li>{@code started/N}: node N started its ranks in this epoch. A launcher that starts and finds its node already
+ *       started in the newest epoch is a replacement (its host or its launcher was lost and the cluster manager
+ *       started it again): it reports that epoch failed and joins the next one ({@link #rejoinEpoch}).</li>
  * </ul>
  * Ranks see the epoch as {@code JTRAIN_RESTART_COUNT}, and their store keys are prefixed with it.
  *
@@ -50,6 +54,35 @@ final class NodeAgreement {
         String s = new String(store.get(key(epoch, "failed"), timeoutMs), StandardCharsets.UTF_8);
         int bar = s.indexOf('|');
         return new Failure(Integer.parseInt(s.substring(0, bar)), s.substring(bar + 1));
+    }
+
+    /** Records that this node starts its ranks in {@code epoch}. */
+    void started(int epoch) {
+        store.set(key(epoch, "started/" + nodeRank), new byte[] {1});
+        store.set(key(epoch, "begun"), new byte[] {1});
+    }
+
+    private boolean exists(String k) {
+        try {
+            store.get(k, 1);
+            return true;
+        } catch (CommTimeoutException absent) {
+            return false;
+        }
+    }
+
+    /**
+     * The epoch a launcher starting now must join: 0 for a job starting, or the one after the newest if this node had
+     * already started ranks in it — this launcher replaces one that was lost with its ranks, so it reports that epoch
+     * failed (stopping the other nodes' ranks at once instead of at their timeouts) and marks its node stopped.
+     * Returns -1 when this is not a rejoin.
+     */
+    int rejoinEpoch() {
+        int e = -1;
+        while (exists(key(e + 1, "begun"))) e++;
+        if (e < 0 || !exists(key(e, "started/" + nodeRank))) return -1;
+        reportFailure(e, 137, "node " + nodeRank + "'s launcher was lost with its ranks and restarted (host " + HostIdentity.name() + ")");
+        return e + 1;
     }
 
     void reportDone(int epoch) {
