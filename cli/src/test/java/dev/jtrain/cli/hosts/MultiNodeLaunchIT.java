@@ -152,7 +152,9 @@ class MultiNodeLaunchIT {
      *   <li>every process of host 2, its launcher included, is SIGKILLed mid-run, and the cluster manager (here, the
      *       test) starts host 2's launcher again: it rejoins and the group restarts from the newest checkpoint;</li>
      *   <li>one rank on host 2 is SIGSTOPped: the others name it through the heartbeat, the launchers kill it and
-     *       restart the group.</li>
+     *       restart the group;</li>
+     *   <li>host 2's link goes down for 8 s: the ranks on both sides fail (heartbeats, timeouts), the launchers'
+     *       agreement waits out the outage, and the group restarts once the link is back.</li>
      * </ol>
      */
     @Test
@@ -209,6 +211,27 @@ class MultiNodeLaunchIT {
         assertThat(s1).as(o1).isZero();
         assertThat(s2).as(o2).isZero();
         assertThat(o1 + o2).contains("sent no heartbeat").contains("restarting the group (restart 1 of 1, all 2 nodes together)");
+        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
+        assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+
+        // 3. host 2's link goes down for 8 s and comes back
+        out = dir.resolve("link");
+        ckpt = dir.resolve("link-ckpt");
+        log1 = dir.resolve("link-node0.log");
+        log2 = dir.resolve("link-node1.log");
+        n1 = launcher(1, log1, 1, run.apply(out, ckpt), env);
+        n2 = launcher(2, log2, 1, run.apply(out, ckpt), env);
+        TrainRuns.waitForSteps(out, 10, log1, n1);
+        hosts.link(2, "down");
+        Thread.sleep(8_000);
+        hosts.link(2, "up");
+        s1 = await(n1, 300, log1);
+        s2 = await(n2, 300, log2);
+        o1 = Files.readString(log1);
+        o2 = Files.readString(log2);
+        assertThat(s1).as(o1).isZero();
+        assertThat(s2).as(o2).isZero();
+        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
     }
