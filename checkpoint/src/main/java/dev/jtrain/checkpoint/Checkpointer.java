@@ -149,6 +149,16 @@ public final class Checkpointer implements AutoCloseable {
 
     public int worldSize() { return world; }
 
+    /** The newest committed step under {@code root} in this checkpointer's storage, as this rank sees it. */
+    public java.util.OptionalLong newestStep(Path root) {
+        try {
+            List<Path> steps = storage.committedSteps(root);
+            return steps.isEmpty() ? java.util.OptionalLong.empty() : storage.stepOf(steps.getLast());
+        } catch (IOException e) {
+            throw new CheckpointException("rank " + rank + ": cannot list the checkpoints under " + root + ": " + e, e);
+        }
+    }
+
     private boolean committed(Path dir) {
         try {
             return storage.isCommitted(dir);
@@ -356,6 +366,30 @@ public final class Checkpointer implements AutoCloseable {
                 }
             }
             out.add(why.get(i) + " [" + where + "]");
+        }
+        return out;
+    }
+
+    /**
+     * Sets aside every committed step under {@code root} newer than {@code step}, as a failed fallback would: a resume
+     * that loaded {@code step} from another tier (memory lost the shards; these did not verify) continues from there,
+     * and must be able to save those steps again. Rank 0 acts; the others return at once (they save only after
+     * collectives rank 0 joins once this is done). Returns what was set aside, where.
+     */
+    public List<String> setAsideNewerThan(Path root, long step) {
+        List<String> out = new ArrayList<>();
+        if (rank != 0) return out;
+        try {
+            List<Path> committed = storage.committedSteps(root);
+            Path replacement = null;
+            for (Path p : committed) if (storage.stepOf(p).orElse(-1) <= step) replacement = p;
+            for (Path p : committed.reversed()) {
+                if (storage.stepOf(p).orElse(-1) <= step) break;
+                out.add(p + " -> " + storage.setAside(root, p, replacement).getFileName());
+            }
+        } catch (IOException e) {
+            throw new CheckpointException("rank 0: cannot set aside the checkpoints newer than step " + step + " under " + root
+                    + " (move them away by hand before the run saves those steps again): " + e, e);
         }
         return out;
     }

@@ -36,6 +36,9 @@ class CheckpointStorageTest {
         public Path stepDir(Path root, long step) { return posix.stepDir(root, step); }
 
         @Override
+        public java.util.OptionalLong stepOf(Path stepDir) { return posix.stepOf(stepDir); }
+
+        @Override
         public boolean isCommitted(Path stepDir) { return posix.isCommitted(stepDir); }
 
         @Override

@@ -11,16 +11,18 @@ import java.io.PrintStream;
 final class RecoveryReport implements TrainListener {
     private final RecoveryTimeline timeline;
     private final long loadedAtMs, resumedStep, lastStepBefore;
+    private final String resumedFrom;
     private final TrainListener inner;
     private final MetricsLog log;
     private final PrintStream console;
     private boolean reported;
 
-    RecoveryReport(RecoveryTimeline timeline, long loadedAtMs, long resumedStep, long lastStepBefore, TrainListener inner,
+    RecoveryReport(RecoveryTimeline timeline, long loadedAtMs, long resumedStep, String resumedFrom, long lastStepBefore, TrainListener inner,
                    MetricsLog log, PrintStream console) {
         this.timeline = timeline;
         this.loadedAtMs = loadedAtMs;
         this.resumedStep = resumedStep;
+        this.resumedFrom = resumedFrom;
         this.lastStepBefore = lastStepBefore;
         this.inner = inner;
         this.log = log;
@@ -31,7 +33,7 @@ final class RecoveryReport implements TrainListener {
     public void onStep(StepMetrics m) {
         if (!reported) {
             reported = true;
-            RecoveryTimeline.Phases p = timeline.phases(loadedAtMs, System.currentTimeMillis(), resumedStep, lastStepBefore);
+            RecoveryTimeline.Phases p = timeline.phases(loadedAtMs, System.currentTimeMillis(), resumedStep, resumedFrom, lastStepBefore);
             log.write("recovery", p.record());
             console.println(p.line());
         }

@@ -34,13 +34,14 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
      *
      * @param loadedAtMs     when the state was loaded (or the run was ready to start, without a checkpoint)
      * @param resumedStep    the first step this attempt runs (0 without a checkpoint)
+     * @param resumedFrom    the checkpoint tier loaded ("memory", "disk"), null without a checkpoint
      * @param lastStepBefore the last step the failed attempt finished, -1 if unknown
      */
-    Phases phases(long loadedAtMs, long firstStepAtMs, long resumedStep, long lastStepBefore) {
-        return new Phases(this, loadedAtMs, firstStepAtMs, resumedStep, lastStepBefore);
+    Phases phases(long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom, long lastStepBefore) {
+        return new Phases(this, loadedAtMs, firstStepAtMs, resumedStep, resumedFrom, lastStepBefore);
     }
 
-    record Phases(RecoveryTimeline t, long loadedAtMs, long firstStepAtMs, long resumedStep, long lastStepBefore) {
+    record Phases(RecoveryTimeline t, long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom, long lastStepBefore) {
         double restartSeconds() { return (t.restartedAtMs - t.failedAtMs) / 1e3; }
 
         double loadSeconds() { return (loadedAtMs - t.restartedAtMs) / 1e3; }
@@ -54,8 +55,9 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
 
         String line() {
             return String.format("recovery (restart %d): failure seen -> group restarted %.1f s -> up, state loaded %.1f s"
-                            + " -> first step done %.1f s; %.1f s from failure to the next finished step; resumed at step %d, %s",
+                            + " -> first step done %.1f s; %.1f s from failure to the next finished step; resumed at step %d%s, %s",
                     t.restart, restartSeconds(), loadSeconds(), firstStepSeconds(), totalSeconds(), resumedStep,
+                    resumedFrom == null ? "" : " from " + resumedFrom,
                     stepsRecomputed() < 0 ? "steps recomputed unknown" : stepsRecomputed() + " step(s) recomputed");
         }
 
@@ -67,6 +69,7 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
             m.put("first_step_s", firstStepSeconds());
             m.put("total_s", totalSeconds());
             m.put("resumed_step", resumedStep);
+            m.put("resumed_from", resumedFrom);
             m.put("steps_recomputed", stepsRecomputed());
             return m;
         }

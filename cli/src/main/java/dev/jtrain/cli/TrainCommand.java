@@ -3,7 +3,7 @@ package dev.jtrain.cli;
 import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
-import dev.jtrain.checkpoint.LoadOptions;
+import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroups;
 import dev.jtrain.comm.engine.ClusterEngine;
@@ -12,6 +12,7 @@ import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.CpuBinding;
+import dev.jtrain.comm.launch.RendezvousEnv;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.GradWire;
@@ -28,6 +29,7 @@ import dev.jtrain.gpt.data.Tokens;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.kernel.KernelOptions;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.train.CheckpointTier;
 import dev.jtrain.train.TraceWriter;
 import dev.jtrain.train.TrainConfig;
 import dev.jtrain.train.TrainListener;
@@ -47,6 +49,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -110,8 +113,13 @@ final class TrainCommand implements Callable<Integer> {
     int ckptEvery;
     @Option(names = "--async-ckpt", description = "Write checkpoints in the background: the copy into staging overlaps the next forward and backward, and only the optimizer step waits for it if it is not done.")
     boolean asyncCkpt;
-    @Option(names = "--resume", description = "Continue from the newest committed checkpoint in --ckpt-dir that loads and verifies (fresh start if there is none);"
-            + " newer ones that fail are named, set aside as step-N.unusable and kept.")
+    @Option(names = "--mem-ckpt-every", defaultValue = "0", description = "Also checkpoint every K steps into the memory of this node's"
+            + " launcher and of the next node's (asynchronous; under `jtrain launch`, whose launchers outlive the ranks they restart)."
+            + " A restart loads from there when it is newer than the disk checkpoint. 0 = off.")
+    int memCkptEvery;
+    @Option(names = "--resume", description = "Continue from the newest committed checkpoint that loads and verifies, in the nodes' memory"
+            + " (--mem-ckpt-every) or in --ckpt-dir (fresh start if there is none); newer ones that fail are named, set aside as"
+            + " step-N.unusable and kept.")
     boolean resume;
     @Option(names = "--keep-last", defaultValue = "0", description = "Keep only the newest K committed checkpoints (0 = all).")
     int keepLast;
@@ -176,8 +184,10 @@ final class TrainCommand implements Callable<Integer> {
         if (tc.batchSize() % world != 0)
             throw new IllegalArgumentException("--batch-size " + tc.batchSize() + " (global) must divide by the " + world
                     + " processes; each process takes batch-size / nproc rows");
-        if ((ckptEvery > 0 || resume) && ckptDir == null)
-            throw new IllegalArgumentException("--ckpt-every and --resume need --ckpt-dir");
+        if (ckptEvery > 0 && ckptDir == null) throw new IllegalArgumentException("--ckpt-every needs --ckpt-dir");
+        if (resume && ckptDir == null && memCkptEvery == 0)
+            throw new IllegalArgumentException("--resume needs --ckpt-dir or --mem-ckpt-every");
+        if (memCkptEvery < 0) throw new IllegalArgumentException("--mem-ckpt-every must be >= 0: " + memCkptEvery);
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
         DataParallelOptions dpo = dataParallelOptions(tc);
         Trainer trainer = new Trainer(tc, model,
@@ -186,7 +196,7 @@ final class TrainCommand implements Callable<Integer> {
                 p -> DataParallel.create(p, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
         PreemptionSignal.onTerm(trainer::requestStop);
-        Checkpointer checkpointer = setUpCheckpointing(trainer, pg, world, console);
+        List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console);
         long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
         var mem = trainer.parallel().memory();
         console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
@@ -194,12 +204,12 @@ final class TrainCommand implements Callable<Integer> {
                 mem.bytesPerParameter());
         Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source(), readyAtMs)
                 : new Outcome(trainer.run(new TrainListener() {}), 0);
-        if (checkpointer != null) checkpointer.close();
+        closeTiers(tiers);
         if (trace != null) trace.close();
         Trainer.Result result = outcome.result();
         if (result.stopRequested()) {
             console.printf("%nstopped on SIGTERM after %d steps%s%n", result.steps(),
-                    checkpointer != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved)");
+                    ckptDir != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved to disk)");
             return 0;
         }
         if (!lead) return 0;
@@ -254,22 +264,60 @@ final class TrainCommand implements Callable<Integer> {
                 });
     }
 
-    /** The checkpointer for --ckpt-dir (null without it), after --resume loaded the newest committed checkpoint. */
-    private Checkpointer setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) throws IOException {
-        if (ckptDir == null) return null;
-        Checkpointer checkpointer = new Checkpointer(pg, CheckpointerOptions.fromSystemProperties());
-        trainer.setCheckpointing(checkpointer, ckptDir, ckptEvery, asyncCkpt, keepLast);
-        boolean any = CheckpointDirectory.steps(ckptDir).stream().anyMatch(CheckpointDirectory::isCommitted);
-        if (resume && any) {
-            var r = trainer.resume(checkpointer, ckptDir, LoadOptions.newestValid().withBroadcast(world > 1));
-            for (String skipped : r.skipped())
-                console.printf("skipped checkpoint %s (left in place; inspect it with `jtrain ckpt verify`)%n", skipped);
-            console.printf("resumed from %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n", r.directory(),
-                    r.savedWorldSize(), trainer.startStep(), r.bytesRead() / 1048576.0, r.totalNanos() / 1e9);
-        } else if (resume) {
-            console.printf("no committed checkpoint in %s; starting from step 0%n", ckptDir);
+    /** Root of the in-memory checkpoints in the holders (a name, not a directory). */
+    static final Path MEMORY_ROOT = Path.of("ram");
+
+    /**
+     * The checkpoint tiers (disk for --ckpt-dir, memory for --mem-ckpt-every; disk first, so a stop on SIGTERM saves
+     * there), after --resume loaded the newest checkpoint any of them holds (memory first on a tie).
+     */
+    private List<CheckpointTier> setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) {
+        List<CheckpointTier> tiers = new ArrayList<>();
+        CheckpointerOptions options = CheckpointerOptions.fromSystemProperties();
+        if (ckptDir != null)
+            tiers.add(new CheckpointTier("disk", new Checkpointer(pg, options), ckptDir, ckptEvery, asyncCkpt, keepLast));
+        if (memCkptEvery > 0) {
+            Map<String, String> env = System.getenv();
+            String holders = env.get(RendezvousEnv.CKPT_HOLDERS);
+            if (holders == null || holders.isBlank())
+                throw new IllegalArgumentException("--mem-ckpt-every keeps checkpoints in the memory of the launchers, which outlive the"
+                        + " ranks they restart: run under `jtrain launch` (it sets " + RendezvousEnv.CKPT_HOLDERS + ")");
+            int node = Integer.parseInt(env.getOrDefault(RendezvousEnv.NODE_RANK, "0"));
+            PeerMemoryStorage storage = PeerMemoryStorage.connect(List.of(holders.split(",")), node,
+                    env.get(RendezvousEnv.JOB_TOKEN), 60_000);
+            holderConnections = storage;
+            tiers.add(new CheckpointTier("memory", new Checkpointer(pg, options, storage), MEMORY_ROOT, memCkptEvery, true, 2));
+            console.printf("in-memory checkpoints every %d steps into node %d's launcher and node %d's (holders %s)%n", memCkptEvery,
+                    node, (node + 1) % holders.split(",").length, holders);
         }
-        return checkpointer;
+        tiers.forEach(trainer::addCheckpointTier);
+        if (!resume) return tiers;
+        var r = trainer.resumeNewest(tiers.reversed(), world > 1);
+        if (r.isEmpty()) {
+            console.printf("no committed checkpoint %s; starting from step 0%n", tiers.stream().map(t -> t.name().equals("disk")
+                    ? "in " + ckptDir : "in the nodes' memory").collect(java.util.stream.Collectors.joining(" or ")));
+            return tiers;
+        }
+        for (String f : r.get().fellBack()) console.printf("could not resume from %s; trying the next tier%n", f);
+        var lr = r.get().report();
+        for (String skipped : lr.skipped())
+            console.printf("skipped checkpoint %s (left in place; inspect it with `jtrain ckpt verify`)%n", skipped);
+        console.printf("resumed from %s %s (saved by %d process(es)) at step %d: read %.1f MiB in %.2f s%n",
+                r.get().tier().name().equals("memory") ? "the nodes' memory," : "disk,", lr.directory(), lr.savedWorldSize(),
+                trainer.startStep(), lr.bytesRead() / 1048576.0, lr.totalNanos() / 1e9);
+        resumedFrom = r.get().tier().name();
+        return tiers;
+    }
+
+    /** The tier the run resumed from ("disk", "memory"), or null. */
+    private String resumedFrom;
+
+    /** Connections to the checkpoint memory holders, or null. */
+    private PeerMemoryStorage holderConnections;
+
+    private void closeTiers(List<CheckpointTier> tiers) {
+        for (CheckpointTier t : tiers) t.checkpointer().close();
+        if (holderConnections != null) holderConnections.close();
     }
 
     /** The lead rank's run: progress bar or log lines, metrics.jsonl, and loss.png at the end. */
@@ -281,7 +329,7 @@ final class TrainCommand implements Callable<Integer> {
         long lastStepBefore = recovery.isPresent() ? MetricsLog.lastStep(metrics) : -1;
         try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());
              ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, readyAtMs, trainer.startStep(), lastStepBefore,
+            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
                     progress, log, System.out)).orElse(progress);
             Trainer.Result result = trainer.run(listener);
             progress.close();

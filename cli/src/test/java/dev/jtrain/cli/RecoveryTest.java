@@ -50,7 +50,7 @@ class RecoveryTest {
         s.lines().filter(l -> l.contains("recovery (restart") || l.contains("[launcher]")).forEach(System.out::println);
         assertThat(s).contains("restarting the group (restart 1 of 1)").containsPattern(
                 "recovery \\(restart 1\\): failure seen -> group restarted [0-9.]+ s -> up, state loaded [0-9.]+ s -> first step done"
-                        + " [0-9.]+ s; [0-9.]+ s from failure to the next finished step; resumed at step \\d+, \\d+ step\\(s\\) recomputed");
+                        + " [0-9.]+ s; [0-9.]+ s from failure to the next finished step; resumed at step \\d+ from disk, \\d+ step\\(s\\) recomputed");
 
         ObjectMapper json = new ObjectMapper();
         List<JsonNode> records = new ArrayList<>();

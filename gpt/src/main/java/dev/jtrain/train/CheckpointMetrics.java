@@ -14,6 +14,7 @@ package dev.jtrain.train;
  *                       overlapped snapshot (copy, CRC32C, write; for an async save: what it takes from training when
  *                       every core is busy); -1 where the JVM cannot measure it
  * @param elapsedSeconds since the run started, when the commit was reported
+ * @param tier           the storage tier it went to ("disk", "memory")
  */
 public record CheckpointMetrics(int step, boolean async, double blockedMs, double snapshotWaitMs, double commitSeconds,
-                                long bytesWritten, double writeCpuMs, double elapsedSeconds) {}
+                                long bytesWritten, double writeCpuMs, double elapsedSeconds, String tier) {}

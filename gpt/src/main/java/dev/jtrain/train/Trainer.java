@@ -5,8 +5,6 @@ import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.checkpoint.LoadReport;
-import dev.jtrain.checkpoint.SaveOptions;
-import dev.jtrain.checkpoint.SaveReport;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.SingleProcess;
@@ -22,10 +20,10 @@ import dev.jtrain.tensor.state.TensorShard;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryType;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /**
@@ -49,15 +47,8 @@ public final class Trainer {
     private final CosineSchedule schedule;
     private final StepArena arena = new StepArena();
     private TraceWriter trace;
-    /** Trace track of checkpoint I/O (plan, snapshot, write+fsync, commit, load). */
-    private Checkpointer checkpointer;
-    private Path checkpointDir;
-    private int checkpointEvery;
-    private boolean checkpointAsync;
-    private int checkpointKeepLast;
-    /** The async save not yet reported, what it blocked, and what the optimizer steps after it waited for its snapshot. */
-    private CompletableFuture<SaveReport> inFlight;
-    private double inFlightBlockedMs, inFlightWaitMs;
+    /** Where checkpoints go, each tier on its own interval (disk; the nodes' memory). */
+    private final List<CheckpointTier> tiers = new ArrayList<>();
     /** First step to run: 0, or the step a resumed checkpoint was taken after. */
     private int startStep;
     /** Set from a signal handler (preemption); read once per step. */
@@ -101,14 +92,17 @@ public final class Trainer {
      * {@code keepLast} (0 = all). The checkpointer is created by the caller (collectively, on every rank).
      */
     public void setCheckpointing(Checkpointer checkpointer, Path dir, int every, boolean async, int keepLast) {
-        if (every < 0) throw new IllegalArgumentException("checkpoint interval must be >= 0: every=" + every);
-        this.checkpointer = checkpointer;
-        this.checkpointDir = dir;
-        this.checkpointEvery = every;
-        this.checkpointAsync = async;
-        this.checkpointKeepLast = keepLast;
-        if (trace != null) checkpointer.setSpanSink((name, s, e) -> trace.span(name, TraceWriter.TID_CHECKPOINT, s, e));
+        addCheckpointTier(new CheckpointTier("disk", checkpointer, dir, every, async, keepLast));
     }
+
+    /** Adds a tier the run checkpoints to on its own interval (a step due in several tiers is saved in each). */
+    public void addCheckpointTier(CheckpointTier tier) {
+        tiers.add(tier);
+        if (trace != null)
+            tier.checkpointer().setSpanSink((name, s, e) -> trace.span(tier.name() + " " + name, TraceWriter.TID_CHECKPOINT, s, e));
+    }
+
+    public List<CheckpointTier> checkpointTiers() { return List.copyOf(tiers); }
 
     /**
      * Everything a resume needs, by name: the trainer's position (steps done, dropout RNG, a config echo), the model
@@ -139,6 +133,59 @@ public final class Trainer {
         return s;
     }
 
+    /** What {@link #resumeNewest} loaded, from which tier, and the tiers it could not load from (why). */
+    public record Resumed(CheckpointTier tier, LoadReport report, List<String> fellBack) {}
+
+    /**
+     * Loads the newest checkpoint that exists in any tier and verifies: the tier holding the newest step first (on a
+     * tie, the earlier tier in {@code preferred}, e.g. memory before disk: it loads faster), then the others. A tier
+     * that fails (a node lost with its buddy took a shard with it; every checkpoint there is corrupt) is skipped and
+     * named in {@link Resumed#fellBack}. Every rank sees the same outcome: the ranks first agree on each tier's newest
+     * step, and a failed load fails on every rank alike. Empty when no tier holds a checkpoint. Collective.
+     */
+    public java.util.Optional<Resumed> resumeNewest(List<CheckpointTier> preferred, boolean broadcast) {
+        List<CheckpointTier> order = new ArrayList<>();
+        Map<CheckpointTier, Long> newest = new LinkedHashMap<>();
+        for (CheckpointTier t : preferred) {
+            long mine = t.checkpointer().newestStep(t.root()).orElse(-1);
+            long agreed = agreedStep(mine, t);
+            if (agreed >= 0) {
+                newest.put(t, agreed);
+                order.add(t);
+            }
+        }
+        order.sort(java.util.Comparator.comparingLong((CheckpointTier t) -> -newest.get(t))); // stable: ties keep preference
+        List<String> fellBack = new ArrayList<>();
+        for (CheckpointTier t : order) {
+            try {
+                LoadReport r = t.checkpointer().load(t.root(), checkpointState(), LoadOptions.newestValid().withBroadcast(broadcast));
+                // the tiers that failed hold newer steps this run will save again
+                for (CheckpointTier other : order)
+                    if (other != t && newest.get(other) > r.step())
+                        for (String moved : other.checkpointer().setAsideNewerThan(other.root(), r.step()))
+                            fellBack.add(other.name() + ": set aside " + moved);
+                return java.util.Optional.of(new Resumed(t, r, fellBack));
+            } catch (dev.jtrain.checkpoint.CheckpointException e) {
+                fellBack.add(t.name() + " (step " + newest.get(t) + "): " + e.getMessage());
+            }
+        }
+        if (!fellBack.isEmpty())
+            throw new dev.jtrain.checkpoint.CheckpointException("no checkpoint in any tier loads: " + String.join("; ", fellBack));
+        return java.util.Optional.empty();
+    }
+
+    /** {@code mine} if every rank sees the same newest step in {@code t}; else fails on every rank, naming it. */
+    private long agreedStep(long mine, CheckpointTier t) {
+        if (parallel.worldSize() == 1) return mine;
+        float avg = parallel.average((float) mine);
+        boolean differs = parallel.average(avg == (float) mine ? 0f : 1f) > 0f;
+        if (differs)
+            throw new dev.jtrain.checkpoint.CheckpointException("ranks see different newest checkpoints in " + t.name() + " ("
+                    + t.root() + "): this rank sees step " + mine + "; make every rank see the same checkpoints (a shared"
+                    + " directory), or resume from an explicit step");
+        return mine;
+    }
+
     /** Loads the checkpoint {@code options} select under {@code dir}; {@link #run} then continues after its step. Collective. */
     public LoadReport resume(Checkpointer checkpointer, Path dir, LoadOptions options) {
         return checkpointer.load(dir, checkpointState(), options);
@@ -165,18 +212,14 @@ public final class Trainer {
         int evaluatedAt = -1;
         model.module().train(true);
         boolean stopped = false;
-        int lastSaved = startStep;
+        for (CheckpointTier t : tiers) t.startedAt(startStep);
         for (; step < config.maxSteps(); step++) {
             float stop = stopRequested ? 1f : 0f;
             if ((parallel.worldSize() > 1 ? parallel.average(stop) : stop) > 0f) {
                 stopped = true;
-                if (checkpointer != null && step > lastSaved) {
-                    startStep = step;
-                    awaitCheckpoint(listener, start);
-                    inFlight = checkpointer.save(checkpointDir, checkpointState(), new SaveOptions(step, false, checkpointKeepLast, false));
-                    inFlightBlockedMs = inFlightWaitMs = 0;
-                    reportCheckpoint(listener, start);
-                }
+                startStep = step;
+                // one synchronous save, in the first tier (disk, when there is one: the job is about to end)
+                if (!tiers.isEmpty() && step > tiers.getFirst().lastSaved()) tiers.getFirst().save(step, checkpointState(), true, listener, start);
                 break;
             }
             if (config.maxSeconds() > 0) {
@@ -209,8 +252,8 @@ public final class Trainer {
             long commNs = parallel.finishGradients();
             long f0 = System.nanoTime();
             // an overlapped snapshot may still be copying the parameters and optimizer state the step will change
-            long fenceNs = checkpointer != null ? checkpointer.awaitSnapshot() : 0;
-            inFlightWaitMs += fenceNs / 1e6;
+            long fenceNs = 0;
+            for (CheckpointTier t : tiers) fenceNs += t.awaitSnapshot();
             long o0 = System.nanoTime();
             float lr = schedule.lr(step);
             float norm = parallel.step(lr, config.gradClip());
@@ -238,42 +281,19 @@ public final class Trainer {
                 lastVal = evaluateAndReport(step, listener, start);
                 evaluatedAt = step;
             }
-            if (inFlight != null && inFlight.isDone()) reportCheckpoint(listener, start);
-            if (checkpointer != null && checkpointEvery > 0 && (step + 1) % checkpointEvery == 0) {
+            for (CheckpointTier t : tiers) t.reportIfDone(listener, start);
+            boolean due = false;
+            for (CheckpointTier t : tiers) due |= t.dueAfter(step + 1);
+            if (due) {
                 startStep = step + 1; // what the checkpoint's trainer state records: steps done
-                long b0 = System.nanoTime(); // blocked time includes waiting for the previous save, if still writing
-                awaitCheckpoint(listener, start);
-                // async: the snapshot copy overlaps the next forward and backward (which only read the state); the
-                // next optimizer step waits for it above
-                inFlight = checkpointer.save(checkpointDir, checkpointState(),
-                        new SaveOptions(step + 1, checkpointAsync, checkpointKeepLast, checkpointAsync));
-                lastSaved = step + 1;
-                inFlightBlockedMs = (System.nanoTime() - b0) / 1e6;
-                inFlightWaitMs = 0;
-                if (!checkpointAsync) reportCheckpoint(listener, start);
+                for (CheckpointTier t : tiers) if (t.dueAfter(step + 1)) t.save(step + 1, checkpointState(), false, listener, start);
             }
         }
-        if (checkpointer != null) awaitCheckpoint(listener, start); // the last checkpoint is durable before run returns
+        for (CheckpointTier t : tiers) t.awaitPrevious(listener, start); // the last checkpoints are durable before run returns
         // the last step's model (a preempted run skips it: the scheduler's grace period is short)
         if (!stopped && evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start);
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
                 seconds(start), stopped);
-    }
-
-    /** Waits for the save in flight (rethrowing its failure) and reports it. */
-    private void awaitCheckpoint(TrainListener listener, long start) {
-        checkpointer.awaitPrevious();
-        if (inFlight != null) reportCheckpoint(listener, start);
-    }
-
-    /** Reports the save in flight, which has completed (a failed one is not reported: the next save or close throws). */
-    private void reportCheckpoint(TrainListener listener, long start) {
-        var f = inFlight;
-        inFlight = null;
-        if (f.isCompletedExceptionally()) return;
-        var r = f.join();
-        listener.onCheckpoint(new CheckpointMetrics((int) r.step(), checkpointAsync, inFlightBlockedMs, inFlightWaitMs,
-                r.totalNanos() / 1e9, r.bytesWrittenPerRank()[checkpointer.rank()], r.writeCpuNanos() < 0 ? -1 : r.writeCpuNanos() / 1e6, seconds(start)));
     }
 
     private float evaluateAndReport(int step, TrainListener listener, long start) {

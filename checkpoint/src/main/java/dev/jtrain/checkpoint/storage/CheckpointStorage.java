@@ -3,6 +3,7 @@ package dev.jtrain.checkpoint.storage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * Where a checkpoint's bytes go, and how a step becomes the committed one: the seam between the checkpoint's planning
@@ -23,6 +24,9 @@ import java.util.List;
 public interface CheckpointStorage {
     /** Where checkpoint {@code step} under {@code root} lives. */
     Path stepDir(Path root, long step);
+
+    /** The step {@code stepDir} stands for, if it is a step's name. */
+    OptionalLong stepOf(Path stepDir);
 
     /** Whether {@code stepDir} holds a committed checkpoint. */
     boolean isCommitted(Path stepDir) throws IOException;
@@ -66,7 +70,7 @@ public interface CheckpointStorage {
     /**
      * Moves committed step {@code stepDir}, found unusable, out of the way without deleting it: it is no longer listed,
      * loaded or retained, and its step can be saved again. If the latest pointer named it, it now names
-     * {@code replacement}. Returns where the step went. Called by the coordinator only.
+     * {@code replacement} (none when null). Returns where the step went. Called by the coordinator only.
      */
     Path setAside(Path root, Path stepDir, Path replacement) throws IOException;
 

@@ -150,7 +150,9 @@ class MultiNodeLaunchIT {
      * all-reduce algorithm, fixed buckets) with at most one checkpoint interval (K = 4) recomputed:
      * <ol>
      *   <li>every process of host 2, its launcher included, is SIGKILLed mid-run, and the cluster manager (here, the
-     *       test) starts host 2's launcher again: it rejoins and the group restarts from the newest checkpoint;</li>
+     *       test) starts host 2's launcher again: it rejoins and the group restarts from the newest checkpoint, here
+     *       the in-memory one (every 2 steps; disk every 8): host 1's launcher holds host 2's shards as its buddy, and
+     *       host 2's new launcher holds nothing;</li>
      *   <li>one rank on host 2 is SIGSTOPped: the others name it through the heartbeat, the launchers kill it and
      *       restart the group;</li>
      *   <li>host 2's link goes down for 8 s: the ranks on both sides fail (heartbeats, timeouts), the launchers'
@@ -175,23 +177,35 @@ class MultiNodeLaunchIT {
         assertThat(await(r2, 300, refLog2)).as(Files.readString(refLog2)).isZero();
         byte[] reference = Files.readAllBytes(refOut.resolve("model.safetensors"));
 
+        int kMem = 2;
+        java.util.function.BiFunction<Path, Path, List<String>> runMem = (out, ckpt) -> {
+            List<String> a = train(corpus, out, steps);
+            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", "8", "--mem-ckpt-every",
+                    Integer.toString(kMem), "--resume"));
+            return a;
+        };
+
         // 1. host 2 lost, its launcher started again
         Path out = dir.resolve("killed"), ckpt = dir.resolve("killed-ckpt");
         Path log1 = dir.resolve("killed-node0.log"), log2 = dir.resolve("killed-node1.log"), log2again = dir.resolve("killed-node1-again.log");
-        Process n1 = launcher(1, log1, 1, run.apply(out, ckpt), env);
-        launcher(2, log2, 1, run.apply(out, ckpt), env);
-        TrainRuns.waitForSteps(out, 10, log1, n1);
+        Process n1 = launcher(1, log1, 1, runMem.apply(out, ckpt), env);
+        launcher(2, log2, 1, runMem.apply(out, ckpt), env);
+        TrainRuns.waitForSteps(out, 11, log1, n1);
         hosts.kill(2, "KILL", false); // the ranks and the launcher of host 2
-        Process again = launcher(2, log2again, 1, run.apply(out, ckpt), env);
+        Process again = launcher(2, log2again, 1, runMem.apply(out, ckpt), env);
         int s1 = await(n1, 300, log1), s2 = await(again, 300, log2again);
         String o1 = Files.readString(log1), o2 = Files.readString(log2again);
         assertThat(s1).as(o1).isZero();
         assertThat(s2).as(o2).isZero();
         assertThat(o2).contains("[launcher] node 1 replaces a launcher lost with its ranks in attempt 0",
                 "restarting the group (restart 1 of 1, all 2 nodes together)");
-        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)").contains("recovery (restart 1)");
+        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)").contains("recovery (restart 1)")
+                .contains("resumed from the nodes' memory");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
-        assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+        var rec = recovery(out);
+        assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
+        assertThat(rec.get("resumed_step").asLong()).as("newer than the disk checkpoint (step 8)").isGreaterThan(8);
+        assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
 
         // 2. a rank of host 2 hangs
         out = dir.resolve("hung");

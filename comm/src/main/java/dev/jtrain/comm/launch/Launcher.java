@@ -35,6 +35,11 @@ import java.util.concurrent.TimeUnit;
  * (the host rebooted, the pod was rescheduled) rejoins: the lost epoch fails on every node and the next one starts
  * with all nodes ({@link NodeAgreement#rejoinEpoch}). The store lives on node 0, so node 0 can not be replaced.
  *
+ * <p>Every launcher also holds checkpoint memory: a token-checked key-value store in its own process, which outlives
+ * the ranks it restarts. Ranks find every node's holder in {@code JTRAIN_CKPT_HOLDERS} and keep in-memory
+ * checkpoints there (the checkpoint module's peer-memory tier); a restarted group loads from it. An idle holder costs
+ * a listening socket.
+ *
  * <p>Threading: {@link #run} blocks the caller; two daemon threads per child copy its output.
  */
 public final class Launcher {
@@ -67,7 +72,7 @@ public final class Launcher {
     public int run() {
         String token = options.jobToken() != null ? options.jobToken() : HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         boolean multiNode = options.nnodes() > 1;
-        TcpStoreServer server = null;
+        TcpStoreServer server = null, holder = null;
         TcpStore client = null;
         List<Child> running = new ArrayList<>();
         boolean succeeded = false;
@@ -84,6 +89,10 @@ public final class Launcher {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
+            holder = new TcpStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
+                    StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
+            String holderAt = (multiNode ? client.localAddress() : "127.0.0.1") + ":" + holder.port();
+            if (agreement != null) agreement.publishHolder(holderAt); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             int firstAttempt = 0;
             if (agreement != null) {
@@ -104,7 +113,8 @@ public final class Launcher {
             for (int attempt = firstAttempt; ; attempt++) {
                 running.clear();
                 if (agreement != null) agreement.started(attempt);
-                running.addAll(start(token, port, attempt, failedAtMs));
+                String holders = agreement != null ? String.join(",", agreement.holders(options.joinTimeoutMs())) : holderAt;
+                running.addAll(start(token, port, attempt, failedAtMs, holders));
                 Outcome o = supervise(running, agreement, attempt);
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
@@ -143,13 +153,14 @@ public final class Launcher {
             }
             if (client != null) client.close();
             if (server != null) server.close();
+            if (holder != null) holder.close();
         }
     }
 
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
-    private List<Child> start(String token, int port, int attempt, long failedAtMs) {
+    private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
         for (int local = 0; local < options.nprocPerNode(); local++) {
@@ -172,6 +183,7 @@ public final class Launcher {
             }
             env.put(RendezvousEnv.NODE_RANK, Integer.toString(options.nodeRank()));
             env.put(RendezvousEnv.NNODES, Integer.toString(options.nnodes()));
+            env.put(RendezvousEnv.CKPT_HOLDERS, holders);
             try {
                 Process p = pb.start();
                 Deque<String> tail = new ArrayDeque<>();

@@ -56,6 +56,25 @@ final class NodeAgreement {
         return new Failure(Integer.parseInt(s.substring(0, bar)), s.substring(bar + 1));
     }
 
+    /** Publishes where this node's checkpoint memory holder listens; a replacement launcher publishes its own. */
+    void publishHolder(String hostPort) {
+        store.set("launcher/holder/" + nodeRank, hostPort.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Every node's checkpoint memory holder, by node; waits for nodes that have not published yet. */
+    List<String> holders(long timeoutMs) {
+        List<String> out = new ArrayList<>();
+        for (int n = 0; n < nnodes; n++) {
+            try {
+                out.add(new String(store.get("launcher/holder/" + n, timeoutMs), StandardCharsets.UTF_8));
+            } catch (CommTimeoutException e) {
+                throw new CommTimeoutException("node " + n + "'s launcher did not publish its checkpoint memory holder within "
+                        + timeoutMs + " ms; is it running?", e);
+            }
+        }
+        return out;
+    }
+
     /** Records that this node starts its ranks in {@code epoch}. */
     void started(int epoch) {
         store.set(key(epoch, "started/" + nodeRank), new byte[] {1});

@@ -25,6 +25,11 @@ public final class RendezvousEnv {
     public static final String NODE_RANK = "JTRAIN_NODE_RANK";
     /** Nodes in the job, set by the launcher. */
     public static final String NNODES = "JTRAIN_NNODES";
+    /**
+     * Set by the launcher: every node's checkpoint memory holder ("host:port", by node index, comma-separated), which
+     * keeps in-memory checkpoints across restarts of the ranks.
+     */
+    public static final String CKPT_HOLDERS = "JTRAIN_CKPT_HOLDERS";
     /** Rendezvous and default communication timeout in milliseconds. */
     public static final String TIMEOUT_MS = "JTRAIN_TIMEOUT_MS";
 }

@@ -34,6 +34,9 @@ public final class PosixStorage implements CheckpointStorage {
     public Path stepDir(Path root, long step) { return CheckpointDirectory.stepDir(root, step); }
 
     @Override
+    public java.util.OptionalLong stepOf(Path stepDir) { return CheckpointDirectory.stepOf(stepDir); }
+
+    @Override
     public boolean isCommitted(Path stepDir) { return CheckpointDirectory.isCommitted(stepDir); }
 
     @Override
@@ -80,8 +83,12 @@ public final class PosixStorage implements CheckpointStorage {
         Path aside = stepDir.resolveSibling(stepDir.getFileName() + ".unusable");
         for (int i = 2; Files.exists(aside); i++) aside = stepDir.resolveSibling(stepDir.getFileName() + ".unusable-" + i);
         Optional<Path> latest = CheckpointDirectory.latest(root);
-        if (latest.isPresent() && latest.get().getFileName().equals(stepDir.getFileName()))
-            writeAtomically(root.resolve(CheckpointDirectory.LATEST), (replacement.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+        if (latest.isPresent() && latest.get().getFileName().equals(stepDir.getFileName())) {
+            if (replacement != null)
+                writeAtomically(root.resolve(CheckpointDirectory.LATEST), (replacement.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+            else
+                Files.delete(root.resolve(CheckpointDirectory.LATEST)); // no older step: the newest committed one is loaded
+        }
         DurableFiles.moveAtomically(stepDir, aside);
         DurableFiles.fsyncDirectory(root);
         return aside;

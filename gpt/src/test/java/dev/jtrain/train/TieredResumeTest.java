@@ -1,0 +1,96 @@
+package dev.jtrain.train;
+
+import dev.jtrain.checkpoint.Checkpointer;
+import dev.jtrain.checkpoint.CheckpointerOptions;
+import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
+import dev.jtrain.comm.store.InMemoryStore;
+import dev.jtrain.gpt.Gpt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A run that checkpoints to disk every 4 steps and to the nodes' memory every 2 resumes from whichever holds the
+ * newest step, memory first; when memory lost the shard (its node and its buddy both died) it falls back to disk,
+ * saying why. Either way the resumed run ends bitwise as the uninterrupted one.
+ */
+@Timeout(120)
+class TieredResumeTest {
+    @TempDir
+    Path dir;
+
+    private static final int STEPS = 10;
+
+    /**
+     * Runs to step {@code steps} with both tiers over {@code holders} (this process on node 1), resuming first;
+     * returns the parameters. A resumed run starts from a model of another seed: all it has must come from the load.
+     */
+    private float[] run(int crashAt, boolean resumed, List<InMemoryStore> holders, Path disk, List<String> log) {
+        Gpt g = new Gpt(TrainerCheckpointTest.MODEL, TrainerCheckpointTest.SEED + (resumed ? 7 : 0));
+        Trainer t = new Trainer(TrainerCheckpointTest.config(STEPS), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
+        PeerMemoryStorage memory = PeerMemoryStorage.over(holders, 1);
+        try (Checkpointer d = new Checkpointer(null); Checkpointer m = new Checkpointer(null, CheckpointerOptions.defaults(), memory)) {
+            CheckpointTier diskTier = new CheckpointTier("disk", d, disk, 4, true, 0);
+            CheckpointTier memTier = new CheckpointTier("memory", m, Path.of("ram"), 2, true, 2);
+            t.addCheckpointTier(diskTier);
+            t.addCheckpointTier(memTier);
+            t.resumeNewest(List.of(memTier, diskTier), false).ifPresent(r -> {
+                log.add("resumed from " + r.tier().name() + " at step " + r.report().step());
+                log.addAll(r.fellBack());
+            });
+            try {
+                t.run(new TrainListener() {
+                    @Override public void onCheckpoint(CheckpointMetrics c) { log.add(c.tier() + " " + c.step()); }
+
+                    @Override public void onStep(StepMetrics m) {
+                        if (m.step() == crashAt) throw new IllegalStateException("crashed");
+                    }
+                });
+            } catch (IllegalStateException crashed) {
+                assertThat(crashed).hasMessage("crashed");
+            }
+        }
+        return t.parameters().data().clone();
+    }
+
+    private static List<InMemoryStore> holders(int n) {
+        List<InMemoryStore> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) out.add(new InMemoryStore(5_000));
+        return out;
+    }
+
+    @Test
+    void resumesFromTheNewestTierMemoryFirstAndFallsBackToDiskWhenMemoryLostTheShard() {
+        float[] reference = run(STEPS, false, holders(3), dir.resolve("ref"), new ArrayList<>());
+
+        // 1. crashed during step 7: memory holds step 6, disk step 4; memory wins
+        List<InMemoryStore> h = holders(3);
+        List<String> log = new ArrayList<>();
+        run(7, false, h, dir.resolve("a"), log);
+        assertThat(log).contains("disk 4", "memory 2", "memory 4", "memory 6");
+        log.clear();
+        float[] resumed = run(STEPS, true, h, dir.resolve("a"), log);
+        assertThat(log.getFirst()).isEqualTo("resumed from memory at step 6");
+
+        // 2. this node's holder and its buddy are lost: node 0 still lists step 6, but the shard is gone -> disk
+        h = holders(3);
+        log.clear();
+        run(7, false, h, dir.resolve("b"), log);
+        h.get(1).close();
+        h.get(2).close();
+        h.set(1, new InMemoryStore(5_000)); // the replaced launchers hold nothing
+        h.set(2, new InMemoryStore(5_000));
+        log.clear();
+        resumed = run(STEPS, true, h, dir.resolve("b"), log);
+        assertThat(log.getFirst()).isEqualTo("resumed from disk at step 4");
+        assertThat(log.get(1)).startsWith("memory (step 6)").contains("rank-00000.safetensors", "in no live node's memory");
+        assertThat(Arrays.equals(resumed, reference)).as("bitwise as the uninterrupted run").isTrue();
+    }
+}
