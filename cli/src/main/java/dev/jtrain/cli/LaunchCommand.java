@@ -41,6 +41,10 @@ final class LaunchCommand implements Callable<Integer> {
     long stopGraceMs;
     @Option(names = "--join-timeout-ms", defaultValue = "300000", description = "Multi-node: how long to wait for node 0's store and, before a restart, for every node to stop its ranks (default: ${DEFAULT-VALUE}).")
     long joinTimeoutMs;
+    @Option(names = "--min-nodes", defaultValue = "0", description = "Multi-node, with --max-restarts: a restart may continue on this many"
+            + " nodes when others do not come back within --join-timeout-ms (their ranks are left out, the rest renumbered;"
+            + " training reshards at load and keeps its global batch). 0 = all nodes (default).")
+    int minNodes;
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments, after --.")
     List<String> command;
 
@@ -54,7 +58,7 @@ final class LaunchCommand implements Callable<Integer> {
                 nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
                 masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
                 masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
-                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs);
+                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes);
         return new Launcher(options, System.out).run();
     }
 }

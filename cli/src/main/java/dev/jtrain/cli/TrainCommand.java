@@ -195,6 +195,7 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 p -> DataParallel.create(p, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
+        keepPerRankBatch(trainer, tc, world, console);
         PreemptionSignal.onTerm(trainer::requestStop);
         List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console);
         long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
@@ -262,6 +263,27 @@ final class TrainCommand implements Callable<Integer> {
                     case "bf16" -> GradWire.BF16;
                     default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
                 });
+    }
+
+    /**
+     * A job that lost nodes (jtrain launch --min-nodes) runs on fewer ranks than it was launched with: the global batch
+     * is kept (each rank takes more rows), and, where the rows divide, each rank runs them as accumulated pieces of
+     * the size it had, so its activation memory stays as it was.
+     */
+    private static void keepPerRankBatch(Trainer trainer, TrainConfig tc, int world, PrintStream console) {
+        String launched = System.getenv(RendezvousEnv.JOB_WORLD_SIZE);
+        int jobWorld = launched == null ? world : Integer.parseInt(launched);
+        if (jobWorld <= world) return;
+        int rows = tc.batchSize() / world, before = tc.batchSize() / jobWorld;
+        if (jobWorld % world == 0 && tc.batchSize() % jobWorld == 0) {
+            trainer.setMicroBatchSplit(jobWorld / world);
+            console.printf("the job shrank from %d to %d ranks: global batch %d kept; each rank runs its %d rows as %d accumulated"
+                    + " pieces of %d, as before%n", jobWorld, world, tc.batchSize(), rows, jobWorld / world, before);
+        } else {
+            console.printf("the job shrank from %d to %d ranks: global batch %d kept, but each rank now runs %d rows at once"
+                    + " (%d before: %d ranks do not divide %d), so activation memory per rank grows %.1fx%n", jobWorld, world,
+                    tc.batchSize(), rows, Math.max(1, before), world, jobWorld, rows / (double) Math.max(1, before));
+        }
     }
 
     /** Root of the in-memory checkpoints in the holders (a name, not a directory). */

@@ -51,6 +51,8 @@ public final class Trainer {
     private final List<CheckpointTier> tiers = new ArrayList<>();
     /** First step to run: 0, or the step a resumed checkpoint was taken after. */
     private int startStep;
+    /** Each micro-batch runs as this many accumulated pieces (a shrunken job keeps its per-rank micro-batch size). */
+    private int microBatchSplit = 1;
     /** Set from a signal handler (preemption); read once per step. */
     private volatile boolean stopRequested;
 
@@ -103,6 +105,16 @@ public final class Trainer {
     }
 
     public List<CheckpointTier> checkpointTiers() { return List.copyOf(tiers); }
+
+    /**
+     * Runs each of this rank's micro-batches as {@code pieces} accumulated pieces of equal rows: the same gradients (a
+     * mean of means over equal parts; with dropout, masks drawn in another order) with 1/pieces of the activation memory. A job that lost nodes keeps its global
+     * batch and, this way, the per-rank batch it started with.
+     */
+    public void setMicroBatchSplit(int pieces) {
+        if (pieces < 1) throw new IllegalArgumentException("micro-batch split must be >= 1: " + pieces);
+        this.microBatchSplit = pieces;
+    }
 
     /**
      * Everything a resume needs, by name: the trainer's position (steps done, dropout RNG, a config echo), the model
@@ -233,15 +245,19 @@ public final class Trainer {
             SavedMemory.resetPeak();
             long dataNs = 0, computeNs = 0;
             double lossSum = 0;
+            int pieces = microBatchSplit;
             for (int micro = 0; micro < accum; micro++) {
                 long d0 = System.nanoTime();
-                Batch b = train.next((long) step * accum + micro);
+                Batch whole = train.next((long) step * accum + micro);
                 long c0 = System.nanoTime();
-                parallel.beginMicroStep(micro == accum - 1); // noSync on accumulation micro-steps
-                try (var scope = arena.open()) { // activations and gradients recycled, not garbage-collected
-                    Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
-                    lossSum += loss.item();
-                    (accum == 1 ? loss : loss.mul(1f / accum)).backward();
+                for (int piece = 0; piece < pieces; piece++) {
+                    Batch b = pieces == 1 ? whole : whole.rows(piece * (whole.rows() / pieces), whole.rows() / pieces);
+                    parallel.beginMicroStep(micro == accum - 1 && piece == pieces - 1); // noSync on accumulation micro-steps
+                    try (var scope = arena.open()) { // activations and gradients recycled, not garbage-collected
+                        Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
+                        lossSum += loss.item() / pieces;
+                        (accum * pieces == 1 ? loss : loss.mul(1f / (accum * pieces))).backward();
+                    }
                 }
                 long c1 = System.nanoTime();
                 dataNs += c0 - d0;

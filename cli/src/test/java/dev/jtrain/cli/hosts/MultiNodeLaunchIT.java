@@ -48,9 +48,14 @@ class MultiNodeLaunchIT {
     }
 
     private Process launcher(int host, Path log, int maxRestarts, List<String> command, Map<String, String> extraEnv) {
+        return launcher(host, log, List.of("--max-restarts", Integer.toString(maxRestarts), "--join-timeout-ms", "30000"), command, extraEnv);
+    }
+
+    private Process launcher(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
         List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--node-rank", Integer.toString(host - 1),
-                "--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--max-restarts",
-                Integer.toString(maxRestarts), "--join-timeout-ms", "30000", "--stop-grace-ms", "2000", "--"));
+                "--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
+        args.addAll(options);
+        args.add("--");
         args.addAll(command);
         Map<String, String> env = new HashMap<>(extraEnv);
         env.put("JTRAIN_JOB_TOKEN", TOKEN);
@@ -248,6 +253,41 @@ class MultiNodeLaunchIT {
         assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+    }
+
+    /**
+     * Host 2 dies for good (no launcher comes back): with {@code --min-nodes 1} host 1's launcher waits the join
+     * timeout, leaves node 1 out and restarts its own 2 ranks as the whole job; they load the 4-rank checkpoint from
+     * host 1's memory (it holds host 2's shards as their buddy), keep the global batch as 2 accumulated pieces per
+     * rank, and finish the run (not bitwise as an uninterrupted one: the world size, and so the reduction order, changed).
+     */
+    @Test
+    void aHostGoneForGoodIsLeftOutWithMinNodesAndTheJobFinishesOnTheRest(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        int steps = 20;
+        Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "10000", "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
+        java.util.function.Function<Path, List<String>> run = out -> {
+            List<String> a = train(corpus, out, steps);
+            a.addAll(List.of("--bucket-mb", "4", "--mem-ckpt-every", "2", "--resume"));
+            return a;
+        };
+        List<String> options = List.of("--max-restarts", "1", "--join-timeout-ms", "8000", "--min-nodes", "1");
+        Path out = dir.resolve("shrink"), log1 = dir.resolve("shrink-node0.log"), log2 = dir.resolve("shrink-node1.log");
+        Process n1 = launcher(1, log1, options, run.apply(out), env);
+        launcher(2, log2, options, run.apply(out), env);
+        TrainRuns.waitForSteps(out, 9, log1, n1);
+        hosts.kill(2, "KILL", false); // host 2 and its launcher, for good
+        int s1 = await(n1, 300, log1);
+        String o1 = Files.readString(log1);
+        assertThat(s1).as(o1).isZero();
+        assertThat(o1).contains("[launcher] node(s) [1] did not come back within 8000 ms: continuing without them on 1 of 2 nodes",
+                "restarting the group (restart 1 of 1, 1 of 2 nodes [0], world 2)",
+                "the job shrank from 4 to 2 ranks: global batch 8 kept; each rank runs its 4 rows as 2 accumulated pieces of 2",
+                "resumed from the nodes' memory", "(saved by 4 process(es))", "done: 20 steps");
+        var rec = recovery(out);
+        assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
+        assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, 2L);
+        assertThat(Files.exists(out.resolve("model.safetensors"))).isTrue();
     }
 
     /** The recovery record the restarted lead rank wrote to {@code run}'s metrics.jsonl. */

@@ -16,15 +16,18 @@ import java.util.List;
  * @param stopGraceMs    how long surviving ranks get to exit after SIGTERM before they are killed
  * @param command        the program to run on every rank
  * @param joinTimeoutMs  multi-node: how long a launcher waits for node 0's store and, before a restart, for every
- *                       node to have stopped its ranks; a node missing then is named and the job fails
+ *                       node to have stopped its ranks; a node missing then is left out if {@code minNodes} remain,
+ *                       else named, and the job fails
+ * @param minNodes       multi-node: the fewest nodes a restart may continue with (torchrun's --nnodes MIN:MAX lower
+ *                       bound); 0 = all of them
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
-                            String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs) {
+                            String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes) {
     public static final long DEFAULT_JOIN_TIMEOUT_MS = 300_000;
 
     public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
                          String jobToken, long stopGraceMs, List<String> command) {
-        this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, 0);
+        this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, 0, 0);
     }
 
     public LaunchOptions {
@@ -47,6 +50,10 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         if (command == null || command.isEmpty()) throw new RendezvousConfigException("no command to launch: jtrain launch ... -- COMMAND ARGS");
         command = List.copyOf(command);
         if (joinTimeoutMs <= 0) joinTimeoutMs = DEFAULT_JOIN_TIMEOUT_MS;
+        if (minNodes < 0 || minNodes > nnodes)
+            throw new RendezvousConfigException("--min-nodes must be in [1, " + nnodes + "] (0 = all): " + minNodes);
+        if (minNodes == 0) minNodes = nnodes;
+        if (minNodes < 1) minNodes = 1;
     }
 
     public int worldSize() { return nprocPerNode * nnodes; }

@@ -33,7 +33,10 @@ import java.util.concurrent.TimeUnit;
  * restart together as the next epoch (visible to ranks as {@code JTRAIN_RESTART_COUNT}), and the job succeeds only
  * when every node's ranks have exited 0. A launcher started again on a node whose launcher was lost with its ranks
  * (the host rebooted, the pod was rescheduled) rejoins: the lost epoch fails on every node and the next one starts
- * with all nodes ({@link NodeAgreement#rejoinEpoch}). The store lives on node 0, so node 0 can not be replaced.
+ * with all nodes ({@link NodeAgreement#rejoinEpoch}). The store lives on node 0, so node 0 can not be replaced. With
+ * {@code minNodes} below {@code nnodes}, a node that does not come back within the join timeout is left out and the
+ * others restart without it (fewer ranks, renumbered; {@code JTRAIN_JOB_WORLD_SIZE} keeps the world size the job
+ * started with, so the trainer can keep its per-rank batch through gradient accumulation).
  *
  * <p>Every launcher also holds checkpoint memory: a token-checked key-value store in its own process, which outlives
  * the ranks it restarts. Ranks find every node's holder in {@code JTRAIN_CKPT_HOLDERS} and keep in-memory
@@ -95,6 +98,7 @@ public final class Launcher {
             if (agreement != null) agreement.publishHolder(holderAt); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             int firstAttempt = 0;
+            List<Integer> members = allNodes();
             if (agreement != null) {
                 int rejoin = agreement.rejoinEpoch();
                 if (rejoin > 0) {
@@ -104,18 +108,18 @@ public final class Launcher {
                         out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
                         return 1;
                     }
-                    agreement.stoppedAndAwaitOthers(rejoin - 1, options.joinTimeoutMs());
-                    out.printf("[launcher] restarting the group (restart %d of %d, all %d nodes together)%n", rejoin,
-                            options.maxRestarts(), options.nnodes());
+                    members = nextMembers(agreement, rejoin - 1, agreement.members(rejoin - 1));
+                    out.printf("[launcher] restarting the group (restart %d of %d, %s)%n", rejoin, options.maxRestarts(),
+                            together(members));
                     firstAttempt = rejoin;
                 }
             }
             for (int attempt = firstAttempt; ; attempt++) {
                 running.clear();
                 if (agreement != null) agreement.started(attempt);
-                String holders = agreement != null ? String.join(",", agreement.holders(options.joinTimeoutMs())) : holderAt;
-                running.addAll(start(token, port, attempt, failedAtMs, holders));
-                Outcome o = supervise(running, agreement, attempt);
+                String holders = agreement != null ? String.join(",", agreement.holders(members, options.joinTimeoutMs())) : holderAt;
+                running.addAll(start(token, port, attempt, failedAtMs, holders, members));
+                Outcome o = supervise(running, agreement, attempt, members.size());
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
                     succeeded = true;
@@ -135,9 +139,9 @@ public final class Launcher {
                     if (options.maxRestarts() > 0) out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
                     return status;
                 }
-                if (agreement != null) agreement.stoppedAndAwaitOthers(attempt, options.joinTimeoutMs());
+                if (agreement != null) members = nextMembers(agreement, attempt, members);
                 out.printf("[launcher] restarting the group (restart %d of %d%s)%n", attempt + 1, options.maxRestarts(),
-                        multiNode ? ", all " + options.nnodes() + " nodes together" : "");
+                        multiNode ? ", " + together(members) : "");
             }
         } finally {
             stopAll(List.copyOf(running));
@@ -149,7 +153,7 @@ public final class Launcher {
             if (agreement != null) {
                 // node 0's store must outlive every node's last look at it: after a success all nodes are alive and
                 // are waited for; after a failure one may be gone, so the wait is short
-                agreement.departAndAwaitOthers(server != null, succeeded ? options.joinTimeoutMs() : DEPART_AFTER_FAILURE_MS);
+                agreement.departAndAwaitOthers(server != null, lastMembers, succeeded ? options.joinTimeoutMs() : DEPART_AFTER_FAILURE_MS);
             }
             if (client != null) client.close();
             if (server != null) server.close();
@@ -157,19 +161,51 @@ public final class Launcher {
         }
     }
 
+    /** Nodes in the attempt running last, for node 0's wait for the others to leave. */
+    private int lastMembers;
+
+    private List<Integer> allNodes() {
+        List<Integer> all = new ArrayList<>();
+        for (int n = 0; n < options.nnodes(); n++) all.add(n);
+        lastMembers = all.size();
+        return all;
+    }
+
+    /** "all 2 nodes together", or which nodes continue when the job shrank. */
+    private String together(List<Integer> members) {
+        return members.size() == options.nnodes() ? "all " + members.size() + " nodes together"
+                : members.size() + " of " + options.nnodes() + " nodes " + members + ", world " + members.size() * options.nprocPerNode();
+    }
+
+    /** Waits for the members of {@code epoch} to stop; the next epoch's members (fewer when a node is gone for good). */
+    private List<Integer> nextMembers(NodeAgreement agreement, int epoch, List<Integer> members) {
+        List<Integer> next = agreement.stoppedAndAwaitOthers(epoch, options.joinTimeoutMs(), options.minNodes());
+        if (next.size() < members.size()) {
+            List<Integer> gone = new ArrayList<>(members);
+            gone.removeAll(next);
+            out.printf("[launcher] node(s) %s did not come back within %d ms: continuing without them on %d of %d nodes"
+                    + " (--min-nodes %d)%n", gone, options.joinTimeoutMs(), next.size(), options.nnodes(), options.minNodes());
+        }
+        lastMembers = next.size();
+        return next;
+    }
+
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
-    private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders) {
+    private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, List<Integer> members) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
+        int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
+        int world = members.size() * options.nprocPerNode();
         for (int local = 0; local < options.nprocPerNode(); local++) {
-            int rank = options.nodeRank() * options.nprocPerNode() + local;
+            int rank = node * options.nprocPerNode() + local;
             ProcessBuilder pb = new ProcessBuilder(options.command());
             Map<String, String> env = pb.environment();
             env.putAll(extraEnv);
             env.put(RendezvousEnv.RANK, Integer.toString(rank));
-            env.put(RendezvousEnv.WORLD_SIZE, Integer.toString(options.worldSize()));
+            env.put(RendezvousEnv.WORLD_SIZE, Integer.toString(world));
+            env.put(RendezvousEnv.JOB_WORLD_SIZE, Integer.toString(options.worldSize()));
             env.put(RendezvousEnv.LOCAL_RANK, Integer.toString(local));
             env.put(RendezvousEnv.LOCAL_WORLD_SIZE, Integer.toString(options.nprocPerNode()));
             env.put(RendezvousEnv.MASTER_ADDR, options.masterAddr());
@@ -181,8 +217,8 @@ public final class Launcher {
                 env.put(RendezvousEnv.RECOVERY_FAILED_AT_MS, Long.toString(failedAtMs));
                 env.put(RendezvousEnv.RECOVERY_RESTARTED_AT_MS, Long.toString(startedAtMs));
             }
-            env.put(RendezvousEnv.NODE_RANK, Integer.toString(options.nodeRank()));
-            env.put(RendezvousEnv.NNODES, Integer.toString(options.nnodes()));
+            env.put(RendezvousEnv.NODE_RANK, Integer.toString(node));
+            env.put(RendezvousEnv.NNODES, Integer.toString(members.size()));
             env.put(RendezvousEnv.CKPT_HOLDERS, holders);
             try {
                 Process p = pb.start();
@@ -224,7 +260,7 @@ public final class Launcher {
      * Waits for every rank of this node; on the first failure here, or one reported by another node, stops the rest.
      * A node whose ranks all succeeded waits until every node's have (another may still fail and restart them all).
      */
-    private Outcome supervise(List<Child> children, NodeAgreement agreement, int epoch) {
+    private Outcome supervise(List<Child> children, NodeAgreement agreement, int epoch, int members) {
         List<Child> alive = new ArrayList<>(children);
         long nextPoll = System.nanoTime();
         boolean reportedDone = false;
@@ -247,7 +283,7 @@ public final class Launcher {
                     agreement.reportDone(epoch);
                     reportedDone = true;
                 }
-                if (agreement.allDone(epoch)) break;
+                if (agreement.allDone(epoch, members)) break;
             }
             if (agreement != null && System.nanoTime() >= nextPoll) {
                 nextPoll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_OTHERS_MS);

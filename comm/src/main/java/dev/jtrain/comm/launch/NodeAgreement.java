@@ -21,6 +21,11 @@ import java.util.List;
  *   <li>{@code started/N}: node N started its ranks in this epoch. A launcher that starts and finds its node already
  *       started in the newest epoch is a replacement (its host or its launcher was lost and the cluster manager
  *       started it again): it reports that epoch failed and joins the next one ({@link #rejoinEpoch}).</li>
+ *   <li>{@code members}: the nodes (by their index at launch) that run the epoch. Epoch 0 has all of them. When a
+ *       node has not stopped its ranks for the next epoch within the join timeout (its host is gone for good), the
+ *       others continue without it if at least {@code --min-nodes} remain: every waiting node proposes the nodes it
+ *       saw stop, the first proposal is the next epoch's membership (compare-and-set), and a node left out of it
+ *       exits. Inside an epoch nodes are renumbered in that order, so ranks stay 0..world-1.</li>
  * </ul>
  * Ranks see the epoch as {@code JTRAIN_RESTART_COUNT}, and their store keys are prefixed with it.
  *
@@ -56,15 +61,35 @@ final class NodeAgreement {
         return new Failure(Integer.parseInt(s.substring(0, bar)), s.substring(bar + 1));
     }
 
+    /** The nodes (launch indices, ascending) that run {@code epoch}: all of them unless the job shrank. */
+    List<Integer> members(int epoch) {
+        for (int e = epoch; e > 0; e--) {
+            try {
+                return parseMembers(store.get(key(e, "members"), 1));
+            } catch (CommTimeoutException absent) {
+                // decided in an earlier epoch, or never
+            }
+        }
+        List<Integer> all = new ArrayList<>();
+        for (int n = 0; n < nnodes; n++) all.add(n);
+        return all;
+    }
+
+    private static List<Integer> parseMembers(byte[] b) {
+        List<Integer> out = new ArrayList<>();
+        for (String s : new String(b, StandardCharsets.UTF_8).split(",")) out.add(Integer.parseInt(s.strip()));
+        return out;
+    }
+
     /** Publishes where this node's checkpoint memory holder listens; a replacement launcher publishes its own. */
     void publishHolder(String hostPort) {
         store.set("launcher/holder/" + nodeRank, hostPort.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Every node's checkpoint memory holder, by node; waits for nodes that have not published yet. */
-    List<String> holders(long timeoutMs) {
+    /** The checkpoint memory holders of {@code members}, in order; waits for nodes that have not published yet. */
+    List<String> holders(List<Integer> members, long timeoutMs) {
         List<String> out = new ArrayList<>();
-        for (int n = 0; n < nnodes; n++) {
+        for (int n : members) {
             try {
                 out.add(new String(store.get("launcher/holder/" + n, timeoutMs), StandardCharsets.UTF_8));
             } catch (CommTimeoutException e) {
@@ -99,7 +124,11 @@ final class NodeAgreement {
     int rejoinEpoch() {
         int e = -1;
         while (exists(key(e + 1, "begun"))) e++;
-        if (e < 0 || !exists(key(e, "started/" + nodeRank))) return -1;
+        if (e < 0) return -1;
+        if (!members(e).contains(nodeRank))
+            throw new LeftOutException("node " + nodeRank + " was left out of the job at restart " + e + " (the nodes "
+                    + members(e) + " continue without it); a running job does not grow back");
+        if (!exists(key(e, "started/" + nodeRank))) return -1;
         reportFailure(e, 137, "node " + nodeRank + "'s launcher was lost with its ranks and restarted (host " + HostIdentity.name() + ")");
         return e + 1;
     }
@@ -109,32 +138,48 @@ final class NodeAgreement {
         store.add(key(epoch, "done"), 1);
     }
 
-    boolean allDone(int epoch) { return store.add(key(epoch, "done"), 0) >= nnodes; }
+    boolean allDone(int epoch, int members) { return store.add(key(epoch, "done"), 0) >= members; }
 
     /**
-     * Marks this node's ranks as stopped and waits until every node's are.
+     * Marks this node's ranks as stopped and waits until every member's are; returns the members of the next epoch.
+     * A member that has not stopped within {@code timeoutMs} is left out if at least {@code minNodes} remain (see the
+     * class comment); this node may then find itself left out, when another node decided first without it.
      *
-     * @throws CommTimeoutException naming the nodes that did not report within {@code timeoutMs}
+     * @throws CommTimeoutException naming the nodes that did not stop, when fewer than {@code minNodes} did
+     * @throws LeftOutException     when the next epoch's membership does not include this node
      */
-    void stoppedAndAwaitOthers(int epoch, long timeoutMs) {
+    List<Integer> stoppedAndAwaitOthers(int epoch, long timeoutMs, int minNodes) {
         store.set(key(epoch, "stopped/" + nodeRank), new byte[] {1});
-        List<String> keys = new ArrayList<>();
-        for (int n = 0; n < nnodes; n++) keys.add(key(epoch, "stopped/" + n));
-        try {
-            store.wait(keys, timeoutMs);
-        } catch (CommTimeoutException e) {
-            List<Integer> missing = new ArrayList<>();
-            for (int n = 0; n < nnodes; n++) {
-                try {
-                    store.get(keys.get(n), 1);
-                } catch (CommTimeoutException absent) {
-                    missing.add(n);
-                }
+        String decided = key(epoch + 1, "members");
+        List<Integer> present = members(epoch);
+        if (!exists(decided)) { // else the others went on already: adopt what they decided
+            List<String> keys = new ArrayList<>();
+            for (int n : present) keys.add(key(epoch, "stopped/" + n));
+            try {
+                store.wait(keys, timeoutMs);
+            } catch (CommTimeoutException e) {
+                List<Integer> members = present, missing = new ArrayList<>();
+                present = new ArrayList<>();
+                for (int n : members) (exists(key(epoch, "stopped/" + n)) ? present : missing).add(n);
+                if (present.size() < minNodes && !exists(decided))
+                    throw new CommTimeoutException("launcher on node " + nodeRank + ": node(s) " + missing + " did not stop their"
+                            + " ranks for restart " + (epoch + 1) + " within " + timeoutMs + " ms; their launcher or host may be"
+                            + " gone, and " + present.size() + " node(s) are fewer than --min-nodes " + minNodes, e);
             }
-            throw new CommTimeoutException("launcher on node " + nodeRank + ": node(s) " + missing + " did not stop their"
-                    + " ranks for restart " + (epoch + 1) + " within " + timeoutMs + " ms; their launcher or host may be"
-                    + " gone", e);
         }
+        StringBuilder proposal = new StringBuilder();
+        for (int n : present) proposal.append(proposal.isEmpty() ? "" : ",").append(n);
+        byte[] mine = proposal.toString().getBytes(StandardCharsets.UTF_8);
+        List<Integer> next = parseMembers(store.compareSet(decided, new byte[0], mine)); // the first proposal wins
+        if (!next.contains(nodeRank))
+            throw new LeftOutException("node " + nodeRank + " was left out of restart " + (epoch + 1) + " (nodes " + next
+                    + " continue without it: it did not stop its ranks within " + timeoutMs + " ms)");
+        return next;
+    }
+
+    /** This node is not among the nodes that continue the job. */
+    static final class LeftOutException extends RuntimeException {
+        LeftOutException(String message) { super(message); }
     }
 
     /**
@@ -142,11 +187,11 @@ final class NodeAgreement {
      * every node has left, so that no node's last request meets a closed store. Never throws: the job's outcome is
      * decided already.
      */
-    void departAndAwaitOthers(boolean waitForOthers, long timeoutMs) {
+    void departAndAwaitOthers(boolean waitForOthers, int members, long timeoutMs) {
         try {
             store.add("launcher/departed", 1);
             long until = System.nanoTime() + timeoutMs * 1_000_000L;
-            while (waitForOthers && store.add("launcher/departed", 0) < nnodes && System.nanoTime() < until) Thread.sleep(20);
+            while (waitForOthers && store.add("launcher/departed", 0) < members && System.nanoTime() < until) Thread.sleep(20);
         } catch (RuntimeException e) {
             // the store is gone: nothing left to wait for
         } catch (InterruptedException e) {

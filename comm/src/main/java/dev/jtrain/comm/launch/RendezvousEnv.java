@@ -23,6 +23,8 @@ public final class RendezvousEnv {
     public static final String RECOVERY_RESTARTED_AT_MS = "JTRAIN_RECOVERY_RESTARTED_AT_MS";
     /** This node's index in a multi-node job, set by the launcher for information (torchrun: GROUP_RANK). */
     public static final String NODE_RANK = "JTRAIN_NODE_RANK";
+    /** The world size the job was launched with; larger than {@link #WORLD_SIZE} after the job shrank (--min-nodes). */
+    public static final String JOB_WORLD_SIZE = "JTRAIN_JOB_WORLD_SIZE";
     /** Nodes in the job, set by the launcher. */
     public static final String NNODES = "JTRAIN_NNODES";
     /**

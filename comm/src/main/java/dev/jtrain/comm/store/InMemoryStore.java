@@ -43,13 +43,32 @@ public final class InMemoryStore implements Store {
     }
 
     @Override
-    public byte[] get(String key, long timeoutMs) {
+    public byte[] get(String key, long timeoutMs) { return getShared(key, timeoutMs).clone(); }
+
+    /**
+     * Stores {@code value} itself, without the defensive copy: for a caller that hands over an array it never touches
+     * again (the TCP server, with each request's freshly read field; values up to megabytes when the store holds
+     * in-memory checkpoints).
+     */
+    void setOwned(String key, byte[] value) {
+        lock.lock();
+        try {
+            checkOpen("set", key);
+            values.put(key, value);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@link #get}, returning the stored array itself: for a caller that only reads it (the TCP server's reply). */
+    byte[] getShared(String key, long timeoutMs) {
         waitFor(List.of(key), timeoutMs, "get");
         lock.lock();
         try {
             byte[] v = values.get(key);
             if (v == null) throw new CommException("store get key=" + key + ": deleted while being read");
-            return v.clone();
+            return v;
         } finally {
             lock.unlock();
         }

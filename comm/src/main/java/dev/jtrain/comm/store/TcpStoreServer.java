@@ -153,12 +153,12 @@ public final class TcpStoreServer implements AutoCloseable {
             switch (req.opcode()) {
                 case OP_SET -> {
                     need(req, 2);
-                    state.set(StoreFrame.string(f.get(0)), f.get(1));
+                    state.setOwned(StoreFrame.string(f.get(0)), f.get(1)); // the frame's field is ours alone
                     return StoreFrame.ok();
                 }
                 case OP_GET -> {
                     need(req, 2);
-                    return StoreFrame.ok(state.get(StoreFrame.string(f.get(0)), StoreFrame.asLong(f.get(1))));
+                    return StoreFrame.ok(state.getShared(StoreFrame.string(f.get(0)), StoreFrame.asLong(f.get(1)))); // written, not kept
                 }
                 case OP_ADD -> {
                     need(req, 2);

@@ -16,6 +16,14 @@ public record Batch(int[] x, int[] y, int rows, int blockSize) {
                     + ", blockSize=" + blockSize + ", x.length=" + x.length + ", y.length=" + y.length);
     }
 
+    /** Rows {@code [from, from + count)}. */
+    public Batch rows(int from, int count) {
+        if (from < 0 || count < 1 || from + count > rows)
+            throw new IllegalArgumentException("rows [" + from + ", " + (from + count) + ") of a batch of " + rows);
+        return new Batch(java.util.Arrays.copyOfRange(x, from * blockSize, (from + count) * blockSize),
+                java.util.Arrays.copyOfRange(y, from * blockSize, (from + count) * blockSize), count, blockSize);
+    }
+
     /** Number of (input, target) token pairs. */
     public int tokens() {
         return x.length;

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Fault tolerance on `small` (6L/6H/384, T 256, byte vocab, global batch 8) across 2 emulated hosts x 2 ranks
+# (test/hosts/hosts.sh), each host one `jtrain launch --max-restarts 1`:
+#   1. in-memory checkpoint overhead: the same run without checkpoints and with --mem-ckpt-every K (each rank's shard
+#      into its own and the next host's launcher memory), alternating, ROUNDS pairs: mean step time of steps 3.. and
+#      what each save stalled training (save call + the optimizer step's wait for the overlapped snapshot);
+#   2. recovery from the nodes' memory: host 2 (ranks and launcher) SIGKILLed at step KILL_AT and its launcher started
+#      again; the restarted lead rank's recovery record (failure seen -> restarted -> state loaded -> first step done);
+#   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier.
+# Every run must end; 2 and 3 also check the final model is bitwise the uninterrupted run's (run 1a, same steps).
+#
+# usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
+#        PART=overhead|ram|disk runs one part only; KEEP=1 keeps the logs and metrics
+# needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STEPS=${1:-60}
+K=${2:-10}
+KILL_AT=${3:-35}
+HOSTS=$ROOT/test/hosts/hosts.sh
+"$HOSTS" check >/dev/null || { echo "recovery_small: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
+"$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
+OUT=$(mktemp -d)
+trap '"$HOSTS" down >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] && echo "logs kept in $OUT" || rm -rf "$OUT"' EXIT
+"$HOSTS" up 2 >/dev/null 2>&1
+export JTRAIN_JOB_TOKEN=bench-$$
+JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
+JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
+PORT=29650
+
+# launcher HOST LOG TRAIN-ARGS...: starts host HOST's launcher in the background; its pid in PID
+launcher() {
+  local host=$1 log=$2; shift 2
+  "$HOSTS" exec "$host" "${JT[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
+    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms 60000 -- \
+    "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" > "$log" 2>&1 &
+  PID=$!
+}
+
+steps_done() { if [ -f "$1/metrics.jsonl" ]; then grep -c '"type":"step"' "$1/metrics.jsonl" || true; else echo 0; fi; }
+
+# run NAME TRAIN-ARGS...: both hosts, to the end
+run() {
+  local name=$1; shift
+  PORT=$((PORT + 1))
+  local a b
+  launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"; b=$PID
+  wait "$a" || { tail -30 "$OUT/$name-1.log" "$OUT/$name-2.log" >&2; exit 1; }
+  wait "$b" || { tail -30 "$OUT/$name-2.log" >&2; exit 1; }
+}
+
+# killed NAME TRAIN-ARGS...: both hosts; host 2 SIGKILLed at step KILL_AT and its launcher started again
+killed() {
+  local name=$1; shift
+  PORT=$((PORT + 1))
+  local a b
+  launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ]; do
+    kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "$HOSTS" kill 2 >/dev/null 2>&1
+  launcher 2 "$OUT/$name-2b.log" --out "$OUT/$name" "$@"; b=$PID
+  wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+  wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
+}
+
+# mean step ms (steps 3..), and per memory save: stall ms; prints "step_ms stall_ms saves"
+summary() {
+  python3 - "$1/metrics.jsonl" <<'EOF'
+import json, sys
+steps, stalls = [], []
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "step" and r["step"] >= 3: steps.append(r["stepMs"])
+    if r["type"] == "checkpoint": stalls.append(r["blockedMs"] + r["snapshotWaitMs"])
+print(f"{sum(steps)/len(steps):.1f} {sum(stalls)/len(stalls) if stalls else 0:.1f} {len(stalls)}")
+EOF
+}
+
+recovery() { grep '"type":"recovery"' "$1/metrics.jsonl"; }
+
+same_model() { [ -f "$OUT/plain/model.safetensors" ] || { echo "(no uninterrupted run in this part to compare with)"; return; }; cmp -s "$OUT/plain/model.safetensors" "$1/model.safetensors" && echo "bitwise equal to the uninterrupted run" || echo "DIFFERS from the uninterrupted run"; }
+
+echo "== small, 2 hosts x 2 ranks, $STEPS steps, K = $K, host 2 killed at step $KILL_AT"
+PART=${PART:-all}
+if [ "$PART" = all ] || [ "$PART" = overhead ]; then
+echo "-- in-memory checkpoint overhead: runs without and with --mem-ckpt-every $K, alternating (ROUNDS=${ROUNDS:-2} pairs)"
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  run plain
+  run mem --mem-ckpt-every "$K"
+  read -r plain_ms _ _ <<< "$(summary "$OUT/plain")"
+  read -r mem_ms stall_ms saves <<< "$(summary "$OUT/mem")"
+  python3 -c "p=$plain_ms; m=$mem_ms; s=$stall_ms; k=$K
+print(f'   pair $r: step {p:.0f} ms without, {m:.0f} ms with ({(m-p)/p*100:+.1f}%); stall per save {s:.0f} ms ($saves saves)'
+      f' = {s/k:.1f} ms per step = {s/k/p*100:.2f}% of step time')"
+  echo "   $(same_model "$OUT/mem") (checkpoints do not change training)"
+  [ "$r" = "${ROUNDS:-2}" ] || rm -rf "$OUT/plain" "$OUT/mem"
+done
+fi
+
+if [ "$PART" = all ] || [ "$PART" = ram ]; then
+killed fromram --ckpt-dir "$OUT/fromram-ckpt" --ckpt-every 50 --mem-ckpt-every "$K" --resume
+echo "-- recovery from the nodes' memory (disk every 50)"
+echo "   $(recovery "$OUT/fromram")"
+echo "   $(same_model "$OUT/fromram")"
+grep -h "resumed from" "$OUT"/fromram-1.log | sed 's/^/   /'
+fi
+
+if [ "$PART" = all ] || [ "$PART" = disk ]; then
+killed fromdisk --ckpt-dir "$OUT/fromdisk-ckpt" --ckpt-every "$K" --resume
+echo "-- recovery from disk"
+echo "   $(recovery "$OUT/fromdisk")"
+echo "   $(same_model "$OUT/fromdisk")"
+grep -h "resumed from" "$OUT"/fromdisk-1.log | sed 's/^/   /'
+fi
