@@ -8,12 +8,12 @@
 #   - the recovery records (one per restart, in metrics.jsonl) give the distribution of the time from failure to the
 #     next finished step, where each restart loaded from, and the steps recomputed.
 #
-# usage: bench/soak_recovery.sh [KILLS] [STEPS] [K]     (default 20, 600, 4)
+# usage: bench/soak_recovery.sh [KILLS] [STEPS] [K]     (default 20, 4000, 4)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILLS=${1:-20}
-STEPS=${2:-600}
+STEPS=${2:-4000}
 K=${3:-4}
 HOSTS=$ROOT/test/hosts/hosts.sh
 "$HOSTS" check >/dev/null || { echo "soak_recovery: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
@@ -39,6 +39,7 @@ launcher() {
 }
 
 steps_done() { if [ -f "$1/metrics.jsonl" ]; then grep -c '"type":"step"' "$1/metrics.jsonl" || true; else echo 0; fi; }
+last_step() { grep -o '"type":"step","step":[0-9]*' "$1/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || echo 0; }
 
 echo "== soak: tiny, 2 hosts x 2 ranks, $STEPS steps, memory checkpoints every $K, disk every $((4 * K)), $KILLS random kills"
 PORT=$((PORT + 1))
@@ -52,13 +53,13 @@ launcher 1 "$OUT/soak-1.log" "$KILLS" soak; a=$PID
 launcher 2 "$OUT/soak-2.log" "$KILLS" soak; b=$PID
 RANDOM=20261125
 for i in $(seq 1 "$KILLS"); do
-  # wait until the group is training again (past the previous restart), then a random 2-8 s more
+  # wait until the group is training again (past the previous restart), then a random 20-150 steps more
   before=$(steps_done "$OUT/soak")
-  until [ "$(steps_done "$OUT/soak")" -gt "$((before + 2))" ]; do
-    kill -0 "$a" 2>/dev/null || { echo "node 0's launcher ended early" >&2; tail -30 "$OUT/soak-1.log" >&2; exit 1; }
-    sleep 0.2
+  wait_for=$((before + 3 + 20 + RANDOM % 131))
+  until [ "$(steps_done "$OUT/soak")" -ge "$wait_for" ]; do
+    kill -0 "$a" 2>/dev/null || { echo "node 0's launcher ended before kill $i (raise STEPS)" >&2; tail -30 "$OUT/soak-1.log" >&2; exit 1; }
+    sleep 0.05
   done
-  sleep $((2 + RANDOM % 7))
   if ((RANDOM % 2)); then
     "$HOSTS" kill 2 >/dev/null 2>&1 # host 2 lost with its launcher; the cluster manager starts the launcher again
     launcher 2 "$OUT/soak-2.log" "$KILLS" soak; b=$PID
@@ -66,12 +67,12 @@ for i in $(seq 1 "$KILLS"); do
   else
     # the ranks: java processes running `train` (a launcher's command line holds `launch` and the rank command)
     mapfile -t ranks < <(ps -eo pid=,args= | awk '/jtrain-cli.jar train/ && !/ launch / {print $1}')
-    ((${#ranks[@]} > 0)) || { echo "no rank to kill" >&2; exit 1; }
+    ((${#ranks[@]} > 0)) || { echo "no rank to kill" >&2; exit 1; } # the loop above saw the group training
     victim=${ranks[$((RANDOM % ${#ranks[@]}))]}
     kill -9 "$victim" 2>/dev/null || true
     what="rank process $victim"
   fi
-  echo "   kill $i at step $(steps_done "$OUT/soak"): $what"
+  echo "   kill $i at step $(last_step "$OUT/soak"): $what"
 done
 wait "$a" || { tail -30 "$OUT/soak-1.log" >&2; exit 1; }
 wait "$b" || true # host 2's first launchers were killed

@@ -79,8 +79,8 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
     @Override
     public void onCheckpoint(CheckpointMetrics m) {
         log.write("checkpoint", m);
-        String line = String.format("checkpoint step-%06d committed in %.2f s: %.1f MiB written by this rank; training blocked %.0f ms%s",
-                m.step(), m.commitSeconds(), m.bytesWritten() / 1048576.0, m.blockedMs() + m.snapshotWaitMs(),
+        String line = String.format("%scheckpoint step-%06d committed in %.2f s: %.1f MiB written by this rank; training blocked %.0f ms%s",
+                "disk".equals(m.tier()) ? "" : m.tier() + " ", m.step(), m.commitSeconds(), m.bytesWritten() / 1048576.0, m.blockedMs() + m.snapshotWaitMs(),
                 m.async() ? String.format(" (save %.0f + snapshot wait %.0f), background CPU %.0f ms", m.blockedMs(), m.snapshotWaitMs(), m.writeCpuMs()) : "");
         if (bar != null) bar.setExtraMessage(line);
         else plain.println(line);

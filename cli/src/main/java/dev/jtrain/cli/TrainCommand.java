@@ -305,6 +305,7 @@ final class TrainCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--mem-ckpt-every keeps checkpoints in the memory of the launchers, which outlive the"
                         + " ranks they restart: run under `jtrain launch` (it sets " + RendezvousEnv.CKPT_HOLDERS + ")");
             int node = Integer.parseInt(env.getOrDefault(RendezvousEnv.NODE_RANK, "0"));
+            checkHoldersFit(trainer, holders.split(",").length, env.get(RendezvousEnv.CKPT_HOLDER_BYTES));
             PeerMemoryStorage storage = PeerMemoryStorage.connect(List.of(holders.split(",")), node,
                     env.get(RendezvousEnv.JOB_TOKEN), 60_000);
             holderConnections = storage;
@@ -333,6 +334,24 @@ final class TrainCommand implements Callable<Integer> {
 
     /** The tier the run resumed from ("disk", "memory"), or null. */
     private String resumedFrom;
+
+    /**
+     * Refuses --mem-ckpt-every up front when a node's launcher could not hold its share: the parameters and AdamW's two
+     * moments (12 bytes per parameter), its own node's shards and its buddy's (2/n of them, all with one node), for
+     * the two steps kept and the one being saved.
+     */
+    static void checkHoldersFit(Trainer trainer, int nodes, String budgetEnv) {
+        if (budgetEnv == null) return;
+        long budget = Long.parseLong(budgetEnv);
+        long state = 12L * trainer.parameters().data().length;
+        long need = 3 * state * Math.min(nodes, 2) / nodes;
+        if (need > budget)
+            throw new IllegalArgumentException(String.format("--mem-ckpt-every: each node's launcher would hold up to %.2f GiB"
+                            + " (3 checkpoints: 2 kept and 1 being saved, of %.2f GiB of state, %s), but its heap leaves %.2f GiB;"
+                            + " start jtrain launch with a larger heap (JTRAIN_JAVA_OPTS=-Xmx%dg applies to it), or checkpoint to"
+                            + " disk only", need / 1073741824.0, state / 1073741824.0, nodes == 1 ? "all of it" : "2/" + nodes
+                            + " of it: its node's shards and its buddy's", budget / 1073741824.0, (long) Math.ceil((need + (512L << 20)) / 1073741824.0)));
+    }
 
     /** Connections to the checkpoint memory holders, or null. */
     private PeerMemoryStorage holderConnections;

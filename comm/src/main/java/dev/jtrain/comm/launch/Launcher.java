@@ -95,7 +95,7 @@ public final class Launcher {
             holder = new TcpStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
                     StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
             String holderAt = (multiNode ? client.localAddress() : "127.0.0.1") + ":" + holder.port();
-            if (agreement != null) agreement.publishHolder(holderAt); // before a rejoin: the others restart with it
+            if (agreement != null) agreement.publishHolder(holderAt, HOLDER_BUDGET); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             int firstAttempt = 0;
             List<Integer> members = allNodes();
@@ -118,7 +118,8 @@ public final class Launcher {
                 running.clear();
                 if (agreement != null) agreement.started(attempt);
                 String holders = agreement != null ? String.join(",", agreement.holders(members, options.joinTimeoutMs())) : holderAt;
-                running.addAll(start(token, port, attempt, failedAtMs, holders, members));
+                long budget = agreement != null ? agreement.holderBudget(members, options.joinTimeoutMs()) : HOLDER_BUDGET;
+                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members));
                 Outcome o = supervise(running, agreement, attempt, members.size());
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
@@ -161,6 +162,12 @@ public final class Launcher {
         }
     }
 
+    /**
+     * What the checkpoint memory holder may hold: this JVM's heap, less a reserve for the launcher itself. Ranks
+     * check their in-memory checkpoints fit before they start keeping them there.
+     */
+    static final long HOLDER_BUDGET = Math.max(0, Runtime.getRuntime().maxMemory() - (256L << 20));
+
     /** Nodes in the attempt running last, for node 0's wait for the others to leave. */
     private int lastMembers;
 
@@ -193,7 +200,8 @@ public final class Launcher {
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
-    private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, List<Integer> members) {
+    private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, long holderBudget,
+                              List<Integer> members) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
         int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
@@ -220,6 +228,7 @@ public final class Launcher {
             env.put(RendezvousEnv.NODE_RANK, Integer.toString(node));
             env.put(RendezvousEnv.NNODES, Integer.toString(members.size()));
             env.put(RendezvousEnv.CKPT_HOLDERS, holders);
+            env.put(RendezvousEnv.CKPT_HOLDER_BYTES, Long.toString(holderBudget));
             try {
                 Process p = pb.start();
                 Deque<String> tail = new ArrayDeque<>();

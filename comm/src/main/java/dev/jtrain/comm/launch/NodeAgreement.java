@@ -82,8 +82,17 @@ final class NodeAgreement {
     }
 
     /** Publishes where this node's checkpoint memory holder listens; a replacement launcher publishes its own. */
-    void publishHolder(String hostPort) {
+    void publishHolder(String hostPort, long budgetBytes) {
+        store.set("launcher/holder-bytes/" + nodeRank, Long.toString(budgetBytes).getBytes(StandardCharsets.UTF_8));
         store.set("launcher/holder/" + nodeRank, hostPort.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The smallest memory budget among the holders of {@code members} (each published its own before its address). */
+    long holderBudget(List<Integer> members, long timeoutMs) {
+        long min = Long.MAX_VALUE;
+        for (int n : members)
+            min = Math.min(min, Long.parseLong(new String(store.get("launcher/holder-bytes/" + n, timeoutMs), StandardCharsets.UTF_8)));
+        return min;
     }
 
     /** The checkpoint memory holders of {@code members}, in order; waits for nodes that have not published yet. */

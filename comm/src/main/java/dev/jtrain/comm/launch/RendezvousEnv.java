@@ -32,6 +32,8 @@ public final class RendezvousEnv {
      * keeps in-memory checkpoints across restarts of the ranks.
      */
     public static final String CKPT_HOLDERS = "JTRAIN_CKPT_HOLDERS";
+    /** Set by the launcher: the bytes the smallest of those holders can keep (its heap, less a reserve). */
+    public static final String CKPT_HOLDER_BYTES = "JTRAIN_CKPT_HOLDER_BYTES";
     /** Rendezvous and default communication timeout in milliseconds. */
     public static final String TIMEOUT_MS = "JTRAIN_TIMEOUT_MS";
 }
