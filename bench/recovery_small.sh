@@ -26,12 +26,15 @@ trap '"$HOSTS" down >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] && echo "logs ke
 export JTRAIN_JOB_TOKEN=bench-$$
 JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
 JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
+# the launchers (which hold the in-memory checkpoints): JVM options as ./jtrain gives them, or LAUNCHER_JAVA_OPTS
+read -r -a LOPTS <<< "${LAUNCHER_JAVA_OPTS:--XX:+UseParallelGC}"
+JTL=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED "${LOPTS[@]}" -jar "$ROOT/cli/target/jtrain-cli.jar")
 PORT=29650
 
 # launcher HOST LOG TRAIN-ARGS...: starts host HOST's launcher in the background; its pid in PID
 launcher() {
   local host=$1 log=$2; shift 2
-  "$HOSTS" exec "$host" "${JT[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
+  "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
     --nproc-per-node 2 --max-restarts 1 --join-timeout-ms 60000 -- \
     "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" > "$log" 2>&1 &
   PID=$!

@@ -2,7 +2,7 @@ package dev.jtrain.checkpoint;
 
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
 import dev.jtrain.comm.store.StoreFrameDescriptor;
-import dev.jtrain.comm.store.TcpStoreServer;
+import dev.jtrain.comm.store.BulkStoreServer;
 import dev.jtrain.comm.transport.local.LocalRanks;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -16,19 +16,19 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The in-memory tier over real holders (token-checked TCP stores, one per emulated node, as the launchers host
+ * The in-memory tier over real holders (token-checked bulk stores, one per emulated node, as the launchers host
  * them): ranks as threads, each with its own connections as separate processes would have.
  */
 @Timeout(120)
 class PeerMemoryStorageTest {
     static final String TOKEN = "peer-memory-test-token";
     static final Path ROOT = Path.of("ram");
-    private final List<TcpStoreServer> holders = new ArrayList<>();
+    private final List<BulkStoreServer> holders = new ArrayList<>();
 
     private List<String> startHolders(int nodes) {
         List<String> addresses = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
-            TcpStoreServer s = new TcpStoreServer("127.0.0.1", 0, TOKEN, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
+            BulkStoreServer s = new BulkStoreServer("127.0.0.1", 0, TOKEN, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, 1L << 30);
             holders.add(s);
             addresses.add("127.0.0.1:" + s.port());
         }
@@ -37,7 +37,7 @@ class PeerMemoryStorageTest {
 
     @AfterEach
     void stopHolders() {
-        holders.forEach(TcpStoreServer::close);
+        holders.forEach(BulkStoreServer::close);
     }
 
     /** {@code world} ranks, {@code perNode} to a node, each saving its layout with {@code salt} as step {@code salt}. */

@@ -347,10 +347,10 @@ final class TrainCommand implements Callable<Integer> {
         long need = 3 * state * Math.min(nodes, 2) / nodes;
         if (need > budget)
             throw new IllegalArgumentException(String.format("--mem-ckpt-every: each node's launcher would hold up to %.2f GiB"
-                            + " (3 checkpoints: 2 kept and 1 being saved, of %.2f GiB of state, %s), but its heap leaves %.2f GiB;"
-                            + " start jtrain launch with a larger heap (JTRAIN_JAVA_OPTS=-Xmx%dg applies to it), or checkpoint to"
-                            + " disk only", need / 1073741824.0, state / 1073741824.0, nodes == 1 ? "all of it" : "2/" + nodes
-                            + " of it: its node's shards and its buddy's", budget / 1073741824.0, (long) Math.ceil((need + (512L << 20)) / 1073741824.0)));
+                    + " (3 checkpoints: 2 kept and 1 being saved, of %.2f GiB of state, %s), but it holds at most %.2f GiB (2/5 of"
+                    + " its host's memory); checkpoint to disk only, or spread the job over more nodes (each holds 2/n)",
+                    need / 1073741824.0, state / 1073741824.0, nodes == 1 ? "all of it" : "2/" + nodes
+                            + " of it: its node's shards and its buddy's", budget / 1073741824.0));
     }
 
     /** Connections to the checkpoint memory holders, or null. */

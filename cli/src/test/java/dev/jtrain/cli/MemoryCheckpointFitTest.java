@@ -28,7 +28,7 @@ class MemoryCheckpointFitTest {
         assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 2, Long.toString(3 * state - 1)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("each node's launcher would hold up to").hasMessageContaining("2/2 of it")
-                .hasMessageContaining("-Xmx");
+                .hasMessageContaining("2/5 of its host's memory");
         // 4 nodes: half of it each
         assertThatCode(() -> TrainCommand.checkHoldersFit(t, 4, Long.toString(3 * state / 2))).doesNotThrowAnyException();
         assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 4, Long.toString(3 * state / 2 - 1)))

@@ -1,5 +1,6 @@
 package dev.jtrain.comm.launch;
 
+import dev.jtrain.comm.store.BulkStoreServer;
 import dev.jtrain.comm.store.StoreFrameDescriptor;
 import dev.jtrain.comm.store.TcpStore;
 import dev.jtrain.comm.store.TcpStoreOptions;
@@ -38,7 +39,8 @@ import java.util.concurrent.TimeUnit;
  * others restart without it (fewer ranks, renumbered; {@code JTRAIN_JOB_WORLD_SIZE} keeps the world size the job
  * started with, so the trainer can keep its per-rank batch through gradient accumulation).
  *
- * <p>Every launcher also holds checkpoint memory: a token-checked key-value store in its own process, which outlives
+ * <p>Every launcher also holds checkpoint memory: a token-checked key-value store ({@link BulkStoreServer}, values off
+ * the heap) in its own process, which outlives
  * the ranks it restarts. Ranks find every node's holder in {@code JTRAIN_CKPT_HOLDERS} and keep in-memory
  * checkpoints there (the checkpoint module's peer-memory tier); a restarted group loads from it. An idle holder costs
  * a listening socket.
@@ -75,7 +77,8 @@ public final class Launcher {
     public int run() {
         String token = options.jobToken() != null ? options.jobToken() : HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         boolean multiNode = options.nnodes() > 1;
-        TcpStoreServer server = null, holder = null;
+        TcpStoreServer server = null;
+        BulkStoreServer holder = null;
         TcpStore client = null;
         List<Child> running = new ArrayList<>();
         boolean succeeded = false;
@@ -92,8 +95,8 @@ public final class Launcher {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
-            holder = new TcpStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
-                    StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
+            holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
+                    StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET);
             String holderAt = (multiNode ? client.localAddress() : "127.0.0.1") + ":" + holder.port();
             if (agreement != null) agreement.publishHolder(holderAt, HOLDER_BUDGET); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
@@ -163,10 +166,11 @@ public final class Launcher {
     }
 
     /**
-     * What the checkpoint memory holder may hold: this JVM's heap, less a reserve for the launcher itself. Ranks
-     * check their in-memory checkpoints fit before they start keeping them there.
+     * What the checkpoint memory holder may hold (off the heap): 2/5 of the host's memory, the rest left to the ranks.
+     * Ranks check their in-memory checkpoints fit before they start keeping them there.
      */
-    static final long HOLDER_BUDGET = Math.max(0, Runtime.getRuntime().maxMemory() - (256L << 20));
+    static final long HOLDER_BUDGET = ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize() / 5 * 2;
 
     /** Nodes in the attempt running last, for node 0's wait for the others to leave. */
     private int lastMembers;

@@ -1,0 +1,330 @@
+package dev.jtrain.comm.store;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
+
+/**
+ * A store server for bulk values (megabytes each, gigabytes in all): the launcher's holder of in-memory checkpoints.
+ * It speaks the {@link TcpStoreServer} protocol, so a {@link TcpStore} is its client, but keeps every value off the
+ * heap, each in its own arena, read from the socket straight into place and sent back from there. A heap store
+ * copies each value twice more (socket buffer to array, and again when old arrays are compacted) and collects
+ * gigabytes of retained arrays; measured on the holders of a `small` run, that was most of their CPU.
+ *
+ * <p>What it serves: HELLO (job token, checked in constant time), SET, GET (never waits: an absent key answers
+ * TIMEOUT at once), ADD, DELETE, NUM_KEYS. CAS and WAIT are rendezvous operations and are refused. Values count
+ * against {@code budgetBytes}; a SET beyond it is refused with the figures, and nothing is stored.
+ *
+ * <p>Threading: one platform thread per connection, blocking channel I/O; a value being sent is read-locked, so a
+ * concurrent DELETE or replacing SET frees its memory only after the send.
+ */
+public final class BulkStoreServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(BulkStoreServer.class);
+
+    /** One value in its own shared arena; freed under the write lock, read under the read lock. */
+    private static final class Value {
+        final Arena arena = Arena.ofShared();
+        final MemorySegment bytes;
+        final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+        Value(long size) { bytes = arena.allocate(Math.max(1, size), 64).asSlice(0, size); }
+
+        void free() {
+            lock.writeLock().lock();
+            try {
+                arena.close();
+            } finally {
+                lock.writeLock().unlock();
+            }
+        }
+    }
+
+    private final ServerSocketChannel server;
+    private final byte[] token;
+    private final int maxBodyBytes;
+    private final long handshakeTimeoutMs;
+    private final long budgetBytes;
+    private final Map<String, Value> values = new ConcurrentHashMap<>();
+    private final AtomicLong heldBytes = new AtomicLong();
+    private final Object counters = new Object();
+    private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    /**
+     * @param host        address to bind, or {@link TcpStoreServer#ANY_ADDRESS} for every interface
+     * @param budgetBytes the most value bytes it holds at once
+     */
+    public BulkStoreServer(String host, int port, String jobToken, int maxBodyBytes, long handshakeTimeoutMs, long budgetBytes) {
+        this.token = jobToken.getBytes(StandardCharsets.UTF_8);
+        this.maxBodyBytes = maxBodyBytes;
+        this.handshakeTimeoutMs = handshakeTimeoutMs;
+        this.budgetBytes = budgetBytes;
+        try {
+            server = ServerSocketChannel.open();
+            server.bind(TcpStoreServer.ANY_ADDRESS.equals(host) ? new InetSocketAddress(port) : new InetSocketAddress(host, port));
+        } catch (IOException e) {
+            throw new dev.jtrain.comm.CommException("bulk store: cannot listen on " + host + ":" + port + ": " + e, e);
+        }
+        Thread.ofPlatform().daemon().name("jtrain-bulk-store-accept").start(this::acceptLoop);
+    }
+
+    public int port() { return server.socket().getLocalPort(); }
+
+    /** Value bytes held now. */
+    public long heldBytes() { return heldBytes.get(); }
+
+    private void acceptLoop() {
+        while (!closed) {
+            try {
+                SocketChannel ch = server.accept();
+                connections.add(ch);
+                Thread.ofPlatform().daemon().name("jtrain-bulk-store-conn").start(() -> serve(ch));
+            } catch (IOException e) {
+                if (!closed) log.warn("bulk store accept failed: {}", e.toString());
+            }
+        }
+    }
+
+    private void serve(SocketChannel ch) {
+        String who = "?";
+        boolean[] admitted = {false};
+        try (ch) {
+            who = String.valueOf(ch.getRemoteAddress());
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            // a stranger that never says HELLO is dropped (blocking channels have no read timeout)
+            Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(handshakeTimeoutMs);
+                    if (!admitted[0]) ch.close();
+                } catch (InterruptedException | IOException ignored) {
+                    // gone anyway
+                }
+            });
+            Request hello = read(ch, Math.min(maxBodyBytes, 64 * 1024));
+            if (hello.opcode != OP_HELLO || hello.fields.size() != 2)
+                throw new StoreFrame.ProtocolException("first frame must be HELLO [token, name], got opcode=" + hello.opcode);
+            if (!MessageDigest.isEqual(token, hello.bytes(0))) {
+                log.warn("bulk store rejected {}: wrong job token", who);
+                reply(ch, STATUS_ERROR, List.of(utf8("rejected: wrong job token")));
+                return;
+            }
+            admitted[0] = true;
+            reply(ch, STATUS_OK, List.of());
+            while (!closed) {
+                Request req;
+                try {
+                    req = read(ch, maxBodyBytes);
+                } catch (EOFException eof) {
+                    return;
+                }
+                handle(ch, req);
+            }
+        } catch (StoreFrame.ProtocolException e) {
+            log.warn("bulk store dropped {}: protocol violation: {}", who, e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            if (!closed && admitted[0]) log.debug("bulk store connection {} ended: {}", who, e.toString());
+        } finally {
+            connections.remove(ch);
+        }
+    }
+
+    /** A request: small fields on the heap; a SET's value already in its own off-heap {@link Value}. */
+    private record Request(byte opcode, List<Object> fields) {
+        byte[] bytes(int i) { return (byte[]) fields.get(i); }
+
+        String string(int i) { return new String(bytes(i), StandardCharsets.UTF_8); }
+    }
+
+    private static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) if (ch.read(b) < 0) throw new EOFException("peer closed mid-frame");
+    }
+
+    /** Reads one frame, validating lengths as {@link StoreFrame} does before allocating anything. */
+    private Request read(SocketChannel ch, int maxBody) throws IOException {
+        ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH);
+        if (ch.read(h) < 0) throw new EOFException();
+        readFully(ch, h);
+        h.flip();
+        int magic = h.getInt();
+        if (magic != MAGIC) throw new StoreFrame.ProtocolException(String.format("bad magic 0x%08x", magic));
+        byte op = h.get();
+        h.get(); // status: meaningless in a request
+        int count = h.getShort() & 0xffff;
+        int body = h.getInt();
+        if (!isRequestOpcode(op)) throw new StoreFrame.ProtocolException("unknown opcode " + op);
+        if (count > MAX_FIELDS || body < 0 || body > maxBody || (long) count * FIELD_LENGTH_BYTES > body)
+            throw new StoreFrame.ProtocolException("bad frame: fields=" + count + ", body=" + body + " (max " + maxBody + ")");
+        List<Object> fields = new ArrayList<>(count);
+        long left = body;
+        ByteBuffer len = ByteBuffer.allocate(FIELD_LENGTH_BYTES);
+        for (int i = 0; i < count; i++) {
+            len.clear();
+            readFully(ch, len);
+            int n = len.flip().getInt();
+            left -= FIELD_LENGTH_BYTES;
+            if (n < 0 || n > left) throw new StoreFrame.ProtocolException("field " + i + " length=" + n + " exceeds the body");
+            if (op == OP_SET && i == 1) {
+                Value v = new Value(n);
+                try {
+                    readFully(ch, v.bytes.asByteBuffer());
+                } catch (IOException e) {
+                    v.free();
+                    throw e;
+                }
+                fields.add(v);
+            } else {
+                byte[] f = new byte[n];
+                readFully(ch, ByteBuffer.wrap(f));
+                fields.add(f);
+            }
+            left -= n;
+        }
+        if (left != 0) throw new StoreFrame.ProtocolException("body leaves " + left + " unparsed bytes");
+        return new Request(op, fields);
+    }
+
+    private void handle(SocketChannel ch, Request r) throws IOException {
+        switch (r.opcode) {
+            case OP_SET -> {
+                need(r, 2);
+                Value v = (Value) r.fields.get(1);
+                long size = v.bytes.byteSize();
+                if (heldBytes.addAndGet(size) > budgetBytes) {
+                    heldBytes.addAndGet(-size);
+                    v.free();
+                    reply(ch, STATUS_ERROR, List.of(utf8("holder full: a value of " + size + " bytes on top of " + heldBytes.get()
+                            + " held would pass its budget of " + budgetBytes + " bytes")));
+                    return;
+                }
+                put(r.string(0), v);
+                reply(ch, STATUS_OK, List.of());
+            }
+            case OP_GET -> {
+                need(r, 2);
+                Value v = values.get(r.string(0));
+                if (v == null) {
+                    reply(ch, STATUS_TIMEOUT, List.of(utf8("store get key=" + r.string(0) + ": absent (a bulk store never waits)")));
+                    return;
+                }
+                v.lock.readLock().lock();
+                try {
+                    if (!v.arena.scope().isAlive()) {
+                        reply(ch, STATUS_TIMEOUT, List.of(utf8("store get key=" + r.string(0) + ": deleted while being read")));
+                        return;
+                    }
+                    replyValue(ch, v.bytes);
+                } finally {
+                    v.lock.readLock().unlock();
+                }
+            }
+            case OP_ADD -> {
+                need(r, 2);
+                long delta = StoreFrame.asLong(r.bytes(1));
+                long now;
+                synchronized (counters) {
+                    Value old = values.get(r.string(0));
+                    long was = old == null ? 0 : Long.parseLong(new String(old.bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                            StandardCharsets.US_ASCII));
+                    now = Math.addExact(was, delta);
+                    byte[] digits = Long.toString(now).getBytes(StandardCharsets.US_ASCII);
+                    Value v = new Value(digits.length);
+                    MemorySegment.copy(MemorySegment.ofArray(digits), 0, v.bytes, 0, digits.length);
+                    heldBytes.addAndGet(digits.length);
+                    put(r.string(0), v);
+                }
+                reply(ch, STATUS_OK, List.of(StoreFrame.longBytes(now)));
+            }
+            case OP_DELETE -> {
+                need(r, 1);
+                Value old = values.remove(r.string(0));
+                if (old != null) {
+                    heldBytes.addAndGet(-old.bytes.byteSize());
+                    old.free();
+                }
+                reply(ch, STATUS_OK, List.of(new byte[] {(byte) (old != null ? 1 : 0)}));
+            }
+            case OP_NUM_KEYS -> reply(ch, STATUS_OK, List.of(StoreFrame.longBytes(values.size())));
+            default -> {
+                r.fields.forEach(f -> { if (f instanceof Value v) v.free(); });
+                reply(ch, STATUS_ERROR, List.of(utf8("opcode " + r.opcode + " is not served by a bulk store (no CAS, no WAIT)")));
+            }
+        }
+    }
+
+    /** Stores {@code v} under {@code key}; a replaced value is freed once no send holds it. */
+    private void put(String key, Value v) {
+        Value old = values.put(key, v);
+        if (old != null) {
+            heldBytes.addAndGet(-old.bytes.byteSize());
+            old.free();
+        }
+    }
+
+    private static void need(Request r, int n) throws StoreFrame.ProtocolException {
+        if (r.fields.size() != n) {
+            r.fields.forEach(f -> { if (f instanceof Value v) v.free(); });
+            throw new StoreFrame.ProtocolException("opcode " + r.opcode + " needs " + n + " fields, got " + r.fields.size());
+        }
+    }
+
+    private static byte[] utf8(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+
+    private static void reply(SocketChannel ch, byte status, List<byte[]> fields) throws IOException {
+        int body = 0;
+        for (byte[] f : fields) body += FIELD_LENGTH_BYTES + f.length;
+        ByteBuffer b = ByteBuffer.allocate(HEADER_LENGTH + body);
+        b.putInt(MAGIC).put(OP_RESPONSE).put(status).putShort((short) fields.size()).putInt(body);
+        for (byte[] f : fields) b.putInt(f.length).put(f);
+        b.flip();
+        while (b.hasRemaining()) ch.write(b);
+    }
+
+    /** A one-field OK reply whose field is sent from its off-heap place. */
+    private static void replyValue(SocketChannel ch, MemorySegment value) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(HEADER_LENGTH + FIELD_LENGTH_BYTES);
+        int n = (int) value.byteSize();
+        head.putInt(MAGIC).put(OP_RESPONSE).put(STATUS_OK).putShort((short) 1).putInt(FIELD_LENGTH_BYTES + n).putInt(n).flip();
+        ByteBuffer[] parts = {head, value.asByteBuffer()};
+        while (parts[1].hasRemaining() || head.hasRemaining()) ch.write(parts);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        for (SocketChannel c : connections) {
+            try {
+                c.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        values.values().forEach(Value::free);
+        values.clear();
+        heldBytes.set(0);
+    }
+}
