@@ -332,6 +332,7 @@ public final class Checkpointer implements AutoCloseable {
         List<Path> skipped = new ArrayList<>();
         List<String> why = new ArrayList<>();
         for (Path dir : candidates(root)) {
+            if (storage.stepOf(dir).orElse(Long.MAX_VALUE) < options.minStep()) break; // another tier has a newer one
             LoadReport r;
             try {
                 r = loader.loadStep(dir, state, options);

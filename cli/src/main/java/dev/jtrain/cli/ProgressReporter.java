@@ -86,6 +86,14 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         else plain.println(line);
     }
 
+    @Override
+    public void onCheckpointFailed(String tier, int step, String why) {
+        log.write("checkpoint_failed", java.util.Map.of("tier", tier, "step", step, "why", why));
+        String line = String.format("%s checkpoint at step %d failed; training goes on (the other tiers keep theirs): %s", tier, step, why);
+        if (bar != null) bar.setExtraMessage(line);
+        else plain.println(line);
+    }
+
     static String formatSeconds(double s) {
         long t = Math.round(s);
         return t >= 3600 ? String.format("%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60) : String.format("%d:%02d", t / 60, t % 60);

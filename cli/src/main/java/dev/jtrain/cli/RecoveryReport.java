@@ -43,4 +43,6 @@ final class RecoveryReport implements TrainListener {
     @Override public void onEval(EvalMetrics m) { inner.onEval(m); }
 
     @Override public void onCheckpoint(CheckpointMetrics m) { inner.onCheckpoint(m); }
+
+    @Override public void onCheckpointFailed(String tier, int step, String why) { inner.onCheckpointFailed(tier, step, why); }
 }

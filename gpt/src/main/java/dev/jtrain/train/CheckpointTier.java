@@ -1,5 +1,6 @@
 package dev.jtrain.train;
 
+import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.SaveOptions;
 import dev.jtrain.checkpoint.SaveReport;
@@ -19,9 +20,11 @@ public final class CheckpointTier {
     private final int every;
     private final boolean async;
     private final int keepLast;
+    private final boolean bestEffort;
     /** The async save not yet reported, what it blocked, and what the optimizer steps after it waited for its snapshot. */
     private CompletableFuture<SaveReport> inFlight;
     private double blockedMs, waitMs;
+    private int inFlightStep = -1;
     private int lastSaved = -1;
 
     /**
@@ -30,6 +33,17 @@ public final class CheckpointTier {
      * @param keepLast committed checkpoints kept (0 = all)
      */
     public CheckpointTier(String name, Checkpointer checkpointer, Path root, int every, boolean async, int keepLast) {
+        this(name, checkpointer, root, every, async, keepLast, false);
+    }
+
+    /**
+     * @param bestEffort a failed save is reported ({@link TrainListener#onCheckpointFailed}) and training goes on: for
+     *                   a tier beside a durable one (the nodes' memory beside disk), whose loss costs recomputed steps
+     *                   at worst
+     */
+    public CheckpointTier(String name, Checkpointer checkpointer, Path root, int every, boolean async, int keepLast,
+                          boolean bestEffort) {
+        this.bestEffort = bestEffort;
         if (every < 0) throw new IllegalArgumentException("checkpoint interval must be >= 0: every=" + every);
         this.name = name;
         this.checkpointer = checkpointer;
@@ -61,7 +75,15 @@ public final class CheckpointTier {
         boolean a = async && !forceSync;
         // async: the snapshot copy overlaps the next forward and backward (which only read the state); the next
         // optimizer step waits for it
-        inFlight = checkpointer.save(root, state, new SaveOptions(stepsDone, a, keepLast, a));
+        try {
+            inFlight = checkpointer.save(root, state, new SaveOptions(stepsDone, a, keepLast, a));
+        } catch (CheckpointException e) {
+            if (!bestEffort) throw e;
+            inFlight = null;
+            listener.onCheckpointFailed(name, stepsDone, e.getMessage());
+            return;
+        }
+        inFlightStep = stepsDone;
         lastSaved = stepsDone;
         blockedMs = (System.nanoTime() - b0) / 1e6;
         waitMs = 0;
@@ -80,9 +102,16 @@ public final class CheckpointTier {
         if (inFlight != null && inFlight.isDone()) report(listener, runStart);
     }
 
-    /** Waits for the save in flight (rethrowing its failure) and reports it. */
+    /** Waits for the save in flight (rethrowing its failure, or reporting it for a best-effort tier) and reports it. */
     void awaitPrevious(TrainListener listener, long runStart) {
-        checkpointer.awaitPrevious();
+        try {
+            checkpointer.awaitPrevious();
+        } catch (CheckpointException e) {
+            if (!bestEffort) throw e;
+            inFlight = null;
+            listener.onCheckpointFailed(name, inFlightStep, e.getMessage());
+            return;
+        }
         if (inFlight != null) report(listener, runStart);
     }
 

@@ -7,4 +7,7 @@ public interface TrainListener {
     default void onEval(EvalMetrics m) {}
 
     default void onCheckpoint(CheckpointMetrics m) {}
+
+    /** A save to a best-effort tier (the nodes' memory) failed; training went on. */
+    default void onCheckpointFailed(String tier, int step, String why) {}
 }

@@ -158,19 +158,29 @@ public final class Trainer {
     public java.util.Optional<Resumed> resumeNewest(List<CheckpointTier> preferred, boolean broadcast) {
         List<CheckpointTier> order = new ArrayList<>();
         Map<CheckpointTier, Long> newest = new LinkedHashMap<>();
+        List<String> fellBack = new ArrayList<>();
         for (CheckpointTier t : preferred) {
             long mine = t.checkpointer().newestStep(t.root()).orElse(-1);
-            long agreed = agreedStep(mine, t);
+            long agreed;
+            try {
+                agreed = agreedStep(mine, t);
+            } catch (dev.jtrain.checkpoint.CheckpointException e) { // every rank alike: the disagreement is agreed on
+                fellBack.add(t.name() + ": " + e.getMessage());
+                continue;
+            }
             if (agreed >= 0) {
                 newest.put(t, agreed);
                 order.add(t);
             }
         }
         order.sort(java.util.Comparator.comparingLong((CheckpointTier t) -> -newest.get(t))); // stable: ties keep preference
-        List<String> fellBack = new ArrayList<>();
-        for (CheckpointTier t : order) {
+        for (int i = 0; i < order.size(); i++) {
+            CheckpointTier t = order.get(i);
+            // not below the next tier's newest: falling back within this tier must not skip a newer step there
+            long floor = i + 1 < order.size() ? newest.get(order.get(i + 1)) : -1;
             try {
-                LoadReport r = t.checkpointer().load(t.root(), checkpointState(), LoadOptions.newestValid().withBroadcast(broadcast));
+                LoadReport r = t.checkpointer().load(t.root(), checkpointState(),
+                        LoadOptions.newestValid().withBroadcast(broadcast).atLeast(floor));
                 // the tiers that failed hold newer steps this run will save again
                 for (CheckpointTier other : order)
                     if (other != t && newest.get(other) > r.step())
@@ -181,7 +191,7 @@ public final class Trainer {
                 fellBack.add(t.name() + " (step " + newest.get(t) + "): " + e.getMessage());
             }
         }
-        if (!fellBack.isEmpty())
+        if (!fellBack.isEmpty() && !order.isEmpty())
             throw new dev.jtrain.checkpoint.CheckpointException("no checkpoint in any tier loads: " + String.join("; ", fellBack));
         return java.util.Optional.empty();
     }
@@ -249,6 +259,8 @@ public final class Trainer {
             for (int micro = 0; micro < accum; micro++) {
                 long d0 = System.nanoTime();
                 Batch whole = train.next((long) step * accum + micro);
+                if (whole.rows() % pieces != 0)
+                    throw new IllegalStateException("micro-batch split " + pieces + " does not divide this rank's " + whole.rows() + " rows");
                 long c0 = System.nanoTime();
                 for (int piece = 0; piece < pieces; piece++) {
                     Batch b = pieces == 1 ? whole : whole.rows(piece * (whole.rows() / pieces), whole.rows() / pieces);

@@ -33,12 +33,18 @@ class TieredResumeTest {
      * returns the parameters. A resumed run starts from a model of another seed: all it has must come from the load.
      */
     private float[] run(int crashAt, boolean resumed, List<InMemoryStore> holders, Path disk, List<String> log) {
+        return run(crashAt, resumed, holders, disk, 4, log, null);
+    }
+
+    /** {@code atStep}, if given, runs after that step's metrics (to break the holders mid-run). */
+    private float[] run(int crashAt, boolean resumed, List<InMemoryStore> holders, Path disk, int diskEvery, List<String> log,
+                        java.util.function.IntConsumer atStep) {
         Gpt g = new Gpt(TrainerCheckpointTest.MODEL, TrainerCheckpointTest.SEED + (resumed ? 7 : 0));
         Trainer t = new Trainer(TrainerCheckpointTest.config(STEPS), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
         PeerMemoryStorage memory = PeerMemoryStorage.over(holders, 1);
         try (Checkpointer d = new Checkpointer(null); Checkpointer m = new Checkpointer(null, CheckpointerOptions.defaults(), memory)) {
-            CheckpointTier diskTier = new CheckpointTier("disk", d, disk, 4, true, 0);
-            CheckpointTier memTier = new CheckpointTier("memory", m, Path.of("ram"), 2, true, 2);
+            CheckpointTier diskTier = new CheckpointTier("disk", d, disk, diskEvery, true, 0);
+            CheckpointTier memTier = new CheckpointTier("memory", m, Path.of("ram"), 2, true, 2, true);
             t.addCheckpointTier(diskTier);
             t.addCheckpointTier(memTier);
             t.resumeNewest(List.of(memTier, diskTier), false).ifPresent(r -> {
@@ -50,8 +56,11 @@ class TieredResumeTest {
                     @Override public void onCheckpoint(CheckpointMetrics c) { log.add(c.tier() + " " + c.step()); }
 
                     @Override public void onStep(StepMetrics m) {
+                        if (atStep != null) atStep.accept(m.step());
                         if (m.step() == crashAt) throw new IllegalStateException("crashed");
                     }
+
+                    @Override public void onCheckpointFailed(String tier, int step, String why) { log.add(tier + " " + step + " failed: " + why); }
                 });
             } catch (IllegalStateException crashed) {
                 assertThat(crashed).hasMessage("crashed");
@@ -92,5 +101,40 @@ class TieredResumeTest {
         assertThat(log.getFirst()).isEqualTo("resumed from disk at step 4");
         assertThat(log.get(1)).startsWith("memory (step 6)").contains("rank-00000.safetensors", "in no live node's memory");
         assertThat(Arrays.equals(resumed, reference)).as("bitwise as the uninterrupted run").isTrue();
+    }
+
+    /**
+     * Memory holds steps 4 and 6, disk step 5; memory's step 6 lost a chunk. Memory must not fall back to its step 4
+     * (older than disk's 5, which it would then set aside): the resume takes disk's step 5.
+     */
+    @Test
+    void aTierFallsBackNoFurtherThanTheNextTiersNewestStep() {
+        float[] reference = run(STEPS, false, holders(3), dir.resolve("ref"), new ArrayList<>());
+        List<InMemoryStore> h = holders(3);
+        List<String> log = new ArrayList<>();
+        run(7, false, h, dir.resolve("c"), 5, log, null);
+        assertThat(dir.resolve("c").resolve("step-000005").resolve("metadata.json")).exists(); // committed (maybe unreported)
+        assertThat(h.get(1).get("ram/step-000006/metadata", 0)).isNotEmpty();
+        for (InMemoryStore s : h) s.delete("ram/step-000006/rank-00000.safetensors#0");
+        log.clear();
+        float[] resumed = run(STEPS, true, h, dir.resolve("c"), 5, log, null);
+        assertThat(log.getFirst()).isEqualTo("resumed from disk at step 5");
+        assertThat(log).anyMatch(l -> l.startsWith("memory (step 6)"));
+        assertThat(dir.resolve("c").resolve("step-000005")).as("the step loaded stays").isDirectory();
+        assertThat(Arrays.equals(resumed, reference)).as("bitwise as the uninterrupted run").isTrue();
+    }
+
+    /** The nodes' memory goes away mid-run: its saves fail, are reported, and training goes on to the end with disk. */
+    @Test
+    void aFailingMemoryTierIsReportedAndTrainingGoesOn() {
+        float[] reference = run(STEPS, false, holders(3), dir.resolve("ref"), new ArrayList<>());
+        List<InMemoryStore> h = holders(3);
+        List<String> log = new ArrayList<>();
+        float[] done = run(STEPS, false, h, dir.resolve("d"), 4, log, step -> {
+            if (step == 4) h.forEach(InMemoryStore::close);
+        });
+        assertThat(log).contains("memory 2", "memory 4", "disk 4", "disk 8");
+        assertThat(log).anyMatch(l -> l.startsWith("memory 6 failed: ") || l.startsWith("memory 8 failed: "));
+        assertThat(Arrays.equals(done, reference)).as("the run ends as if nothing happened").isTrue();
     }
 }

@@ -1,6 +1,7 @@
 package dev.jtrain.comm.launch;
 
 import dev.jtrain.comm.store.BulkStoreServer;
+import dev.jtrain.comm.transport.Transports;
 import dev.jtrain.comm.store.StoreFrameDescriptor;
 import dev.jtrain.comm.store.TcpStore;
 import dev.jtrain.comm.store.TcpStoreOptions;
@@ -97,7 +98,7 @@ public final class Launcher {
             }
             holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
                     StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET);
-            String holderAt = (multiNode ? client.localAddress() : "127.0.0.1") + ":" + holder.port();
+            String holderAt = (multiNode ? Transports.reachableAddress(client) : "127.0.0.1") + ":" + holder.port();
             if (agreement != null) agreement.publishHolder(holderAt, HOLDER_BUDGET); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             int firstAttempt = 0;
@@ -173,12 +174,12 @@ public final class Launcher {
             java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize() / 5 * 2;
 
     /** Nodes in the attempt running last, for node 0's wait for the others to leave. */
-    private int lastMembers;
+    private List<Integer> lastMembers = List.of();
 
     private List<Integer> allNodes() {
         List<Integer> all = new ArrayList<>();
         for (int n = 0; n < options.nnodes(); n++) all.add(n);
-        lastMembers = all.size();
+        lastMembers = all;
         return all;
     }
 
@@ -197,7 +198,7 @@ public final class Launcher {
             out.printf("[launcher] node(s) %s did not come back within %d ms: continuing without them on %d of %d nodes"
                     + " (--min-nodes %d)%n", gone, options.joinTimeoutMs(), next.size(), options.nnodes(), options.minNodes());
         }
-        lastMembers = next.size();
+        lastMembers = next;
         return next;
     }
 

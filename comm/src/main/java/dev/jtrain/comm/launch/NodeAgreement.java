@@ -196,15 +196,18 @@ final class NodeAgreement {
      * every node has left, so that no node's last request meets a closed store. Never throws: the job's outcome is
      * decided already.
      */
-    void departAndAwaitOthers(boolean waitForOthers, int members, long timeoutMs) {
+    void departAndAwaitOthers(boolean waitForOthers, List<Integer> members, long timeoutMs) {
         try {
-            store.add("launcher/departed", 1);
+            store.set("launcher/departed/" + nodeRank, new byte[] {1});
             long until = System.nanoTime() + timeoutMs * 1_000_000L;
-            while (waitForOthers && store.add("launcher/departed", 0) < members && System.nanoTime() < until) Thread.sleep(20);
+            // per node: a launcher left out of the job (a late replacement) departs too, and must not count for a member
+            while (waitForOthers && System.nanoTime() < until && !members.stream().allMatch(n -> exists("launcher/departed/" + n)))
+                Thread.sleep(20);
         } catch (RuntimeException e) {
             // the store is gone: nothing left to wait for
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
+
 }

@@ -46,13 +46,16 @@ public final class BulkStoreServer implements AutoCloseable {
         final Arena arena = Arena.ofShared();
         final MemorySegment bytes;
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+        private boolean freed; // under the write lock
 
         Value(long size) { bytes = arena.allocate(Math.max(1, size), 64).asSlice(0, size); }
 
+        /** Frees the memory once no send holds it; a second call (a delete racing close) does nothing. */
         void free() {
             lock.writeLock().lock();
             try {
-                arena.close();
+                if (!freed) arena.close();
+                freed = true;
             } finally {
                 lock.writeLock().unlock();
             }
@@ -107,7 +110,7 @@ public final class BulkStoreServer implements AutoCloseable {
 
     private void serve(SocketChannel ch) {
         String who = "?";
-        boolean[] admitted = {false};
+        java.util.concurrent.atomic.AtomicBoolean admitted = new java.util.concurrent.atomic.AtomicBoolean();
         try (ch) {
             who = String.valueOf(ch.getRemoteAddress());
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -115,12 +118,12 @@ public final class BulkStoreServer implements AutoCloseable {
             Thread.ofVirtual().start(() -> {
                 try {
                     Thread.sleep(handshakeTimeoutMs);
-                    if (!admitted[0]) ch.close();
+                    if (!admitted.get()) ch.close();
                 } catch (InterruptedException | IOException ignored) {
                     // gone anyway
                 }
             });
-            Request hello = read(ch, Math.min(maxBodyBytes, 64 * 1024));
+            Request hello = read(ch, Math.min(maxBodyBytes, 64 * 1024), false);
             if (hello.opcode != OP_HELLO || hello.fields.size() != 2)
                 throw new StoreFrame.ProtocolException("first frame must be HELLO [token, name], got opcode=" + hello.opcode);
             if (!MessageDigest.isEqual(token, hello.bytes(0))) {
@@ -128,12 +131,12 @@ public final class BulkStoreServer implements AutoCloseable {
                 reply(ch, STATUS_ERROR, List.of(utf8("rejected: wrong job token")));
                 return;
             }
-            admitted[0] = true;
+            admitted.set(true);
             reply(ch, STATUS_OK, List.of());
             while (!closed) {
                 Request req;
                 try {
-                    req = read(ch, maxBodyBytes);
+                    req = read(ch, maxBodyBytes, true);
                 } catch (EOFException eof) {
                     return;
                 }
@@ -142,7 +145,7 @@ public final class BulkStoreServer implements AutoCloseable {
         } catch (StoreFrame.ProtocolException e) {
             log.warn("bulk store dropped {}: protocol violation: {}", who, e.getMessage());
         } catch (IOException | RuntimeException e) {
-            if (!closed && admitted[0]) log.debug("bulk store connection {} ended: {}", who, e.toString());
+            if (!closed && admitted.get()) log.debug("bulk store connection {} ended: {}", who, e.toString());
         } finally {
             connections.remove(ch);
         }
@@ -159,8 +162,11 @@ public final class BulkStoreServer implements AutoCloseable {
         while (b.hasRemaining()) if (ch.read(b) < 0) throw new EOFException("peer closed mid-frame");
     }
 
-    /** Reads one frame, validating lengths as {@link StoreFrame} does before allocating anything. */
-    private Request read(SocketChannel ch, int maxBody) throws IOException {
+    /**
+     * Reads one frame, validating lengths as {@link StoreFrame} does before allocating anything; a SET's value goes
+     * off the heap only from an admitted client, and is freed if the frame turns out malformed.
+     */
+    private Request read(SocketChannel ch, int maxBody, boolean admitted) throws IOException {
         ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH);
         if (ch.read(h) < 0) throw new EOFException();
         readFully(ch, h);
@@ -175,6 +181,17 @@ public final class BulkStoreServer implements AutoCloseable {
         if (count > MAX_FIELDS || body < 0 || body > maxBody || (long) count * FIELD_LENGTH_BYTES > body)
             throw new StoreFrame.ProtocolException("bad frame: fields=" + count + ", body=" + body + " (max " + maxBody + ")");
         List<Object> fields = new ArrayList<>(count);
+        try {
+            readFields(ch, op, count, body, admitted, fields);
+        } catch (IOException | RuntimeException e) {
+            fields.forEach(f -> { if (f instanceof Value v) v.free(); });
+            throw e;
+        }
+        return new Request(op, fields);
+    }
+
+    private static void readFields(SocketChannel ch, byte op, int count, int body, boolean admitted, List<Object> fields)
+            throws IOException {
         long left = body;
         ByteBuffer len = ByteBuffer.allocate(FIELD_LENGTH_BYTES);
         for (int i = 0; i < count; i++) {
@@ -183,15 +200,10 @@ public final class BulkStoreServer implements AutoCloseable {
             int n = len.flip().getInt();
             left -= FIELD_LENGTH_BYTES;
             if (n < 0 || n > left) throw new StoreFrame.ProtocolException("field " + i + " length=" + n + " exceeds the body");
-            if (op == OP_SET && i == 1) {
+            if (op == OP_SET && i == 1 && admitted) {
                 Value v = new Value(n);
-                try {
-                    readFully(ch, v.bytes.asByteBuffer());
-                } catch (IOException e) {
-                    v.free();
-                    throw e;
-                }
-                fields.add(v);
+                fields.add(v); // freed by the caller if the rest fails
+                readFully(ch, v.bytes.asByteBuffer());
             } else {
                 byte[] f = new byte[n];
                 readFully(ch, ByteBuffer.wrap(f));
@@ -200,22 +212,35 @@ public final class BulkStoreServer implements AutoCloseable {
             left -= n;
         }
         if (left != 0) throw new StoreFrame.ProtocolException("body leaves " + left + " unparsed bytes");
-        return new Request(op, fields);
     }
 
     private void handle(SocketChannel ch, Request r) throws IOException {
+        try {
+            dispatch(ch, r);
+        } catch (StoreFrame.ProtocolException e) {
+            throw e;
+        } catch (RuntimeException e) { // a bad counter, an overflow: the client hears why, the connection stays
+            r.fields.forEach(f -> { if (f instanceof Value v && !values.containsValue(v)) v.free(); });
+            reply(ch, STATUS_ERROR, List.of(utf8("bulk store opcode " + r.opcode + " failed: " + e)));
+        }
+    }
+
+    private void dispatch(SocketChannel ch, Request r) throws IOException {
         switch (r.opcode) {
             case OP_SET -> {
                 need(r, 2);
                 Value v = (Value) r.fields.get(1);
                 long size = v.bytes.byteSize();
-                if (heldBytes.addAndGet(size) > budgetBytes) {
-                    heldBytes.addAndGet(-size);
+                Value replaced = values.get(r.string(0));
+                long freedByReplace = replaced == null ? 0 : replaced.bytes.byteSize();
+                if (heldBytes.addAndGet(size - freedByReplace) > budgetBytes) {
+                    heldBytes.addAndGet(freedByReplace - size);
                     v.free();
                     reply(ch, STATUS_ERROR, List.of(utf8("holder full: a value of " + size + " bytes on top of " + heldBytes.get()
                             + " held would pass its budget of " + budgetBytes + " bytes")));
                     return;
                 }
+                heldBytes.addAndGet(freedByReplace - size); // put() counts it
                 put(r.string(0), v);
                 reply(ch, STATUS_OK, List.of());
             }
@@ -228,7 +253,7 @@ public final class BulkStoreServer implements AutoCloseable {
                 }
                 v.lock.readLock().lock();
                 try {
-                    if (!v.arena.scope().isAlive()) {
+                    if (v.freed) {
                         reply(ch, STATUS_TIMEOUT, List.of(utf8("store get key=" + r.string(0) + ": deleted while being read")));
                         return;
                     }
@@ -243,13 +268,20 @@ public final class BulkStoreServer implements AutoCloseable {
                 long now;
                 synchronized (counters) {
                     Value old = values.get(r.string(0));
-                    long was = old == null ? 0 : Long.parseLong(new String(old.bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
-                            StandardCharsets.US_ASCII));
+                    long was = 0;
+                    if (old != null) {
+                        old.lock.readLock().lock();
+                        try {
+                            if (!old.freed) was = Long.parseLong(new String(old.bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                                    StandardCharsets.US_ASCII));
+                        } finally {
+                            old.lock.readLock().unlock();
+                        }
+                    }
                     now = Math.addExact(was, delta);
                     byte[] digits = Long.toString(now).getBytes(StandardCharsets.US_ASCII);
                     Value v = new Value(digits.length);
                     MemorySegment.copy(MemorySegment.ofArray(digits), 0, v.bytes, 0, digits.length);
-                    heldBytes.addAndGet(digits.length);
                     put(r.string(0), v);
                 }
                 reply(ch, STATUS_OK, List.of(StoreFrame.longBytes(now)));
@@ -273,6 +305,11 @@ public final class BulkStoreServer implements AutoCloseable {
 
     /** Stores {@code v} under {@code key}; a replaced value is freed once no send holds it. */
     private void put(String key, Value v) {
+        if (closed) {
+            v.free();
+            return;
+        }
+        heldBytes.addAndGet(v.bytes.byteSize());
         Value old = values.put(key, v);
         if (old != null) {
             heldBytes.addAndGet(-old.bytes.byteSize());

@@ -68,14 +68,23 @@ public final class Transports {
             // Other hosts must reach us: listen everywhere and advertise the address that reaches the store's
             // host (unless the options name one: JTRAIN_ADVERTISE_ADDR, for hosts with several networks).
             bind = "0.0.0.0";
-            if (advertise == null) advertise = store.localAddress();
-            if (advertise == null || isLoopback(advertise)) advertise = networkAddress();
+            if (advertise == null) advertise = reachableAddress(store);
         }
         var to = new TcpTransportOptions(bind, advertise, o.jobToken(), o.groupId(), o.timeoutMs(), 0, 0);
         return TcpTransport.connect(store, rank, size, to, budget);
     }
 
 
+
+    /**
+     * The address other hosts can dial this one at: the one that reaches the store's host, or, when that connection
+     * went over loopback (this process shares a host with the store, reached through a name a Debian hosts file maps
+     * to 127.0.1.1), {@link #networkAddress}.
+     */
+    public static String reachableAddress(Store store) {
+        String a = store.localAddress();
+        return a == null || isLoopback(a) ? networkAddress() : a;
+    }
 
     private static boolean isLoopback(String address) {
         try {
