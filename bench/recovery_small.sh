@@ -17,15 +17,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STEPS=${1:-60}
 K=${2:-10}
 KILL_AT=${3:-35}
-HOSTS=$ROOT/test/hosts/hosts.sh
-"$HOSTS" check >/dev/null || { echo "recovery_small: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
-"$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
-OUT=$(mktemp -d)
-trap '"$HOSTS" down >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] && echo "logs kept in $OUT" || rm -rf "$OUT"' EXIT
-"$HOSTS" up 2 >/dev/null 2>&1
+NAME=recovery_small
+# shellcheck source=bench/lib/two_hosts.sh
+source "$ROOT/bench/lib/two_hosts.sh"
 export JTRAIN_JOB_TOKEN=bench-$$
-JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
-JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
 # the launchers (which hold the in-memory checkpoints): JVM options as ./jtrain gives them, or LAUNCHER_JAVA_OPTS
 read -r -a LOPTS <<< "${LAUNCHER_JAVA_OPTS:--XX:+UseParallelGC}"
 JTL=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED "${LOPTS[@]}" -jar "$ROOT/cli/target/jtrain-cli.jar")
@@ -40,7 +35,6 @@ launcher() {
   PID=$!
 }
 
-steps_done() { if [ -f "$1/metrics.jsonl" ]; then grep -c '"type":"step"' "$1/metrics.jsonl" || true; else echo 0; fi; }
 
 # run NAME TRAIN-ARGS...: both hosts, to the end
 run() {

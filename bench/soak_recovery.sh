@@ -15,15 +15,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KILLS=${1:-20}
 STEPS=${2:-4000}
 K=${3:-4}
-HOSTS=$ROOT/test/hosts/hosts.sh
-"$HOSTS" check >/dev/null || { echo "soak_recovery: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
-"$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
-OUT=$(mktemp -d)
-trap '"$HOSTS" down >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] && echo "logs kept in $OUT" || rm -rf "$OUT"' EXIT
-"$HOSTS" up 2 >/dev/null 2>&1
+NAME=soak_recovery
+# shellcheck source=bench/lib/two_hosts.sh
+source "$ROOT/bench/lib/two_hosts.sh"
 export JTRAIN_JOB_TOKEN=soak-$$ JTRAIN_ALGO=allreduce:ring JTRAIN_HEARTBEAT_TIMEOUT_MS=5000 JTRAIN_COMM_TIMEOUT_MS=15000
-JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
-JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
 PORT=29700
 python3 -c "print('\n'.join(f'line {i}: ' + 'the quick brown fox jumps over the lazy dog ' * (1 + i % 7) for i in range(20000)))" > "$OUT/corpus.txt"
 
@@ -38,7 +33,6 @@ launcher() {
   PID=$!
 }
 
-steps_done() { if [ -f "$1/metrics.jsonl" ]; then grep -c '"type":"step"' "$1/metrics.jsonl" || true; else echo 0; fi; }
 last_step() { grep -o '"type":"step","step":[0-9]*' "$1/metrics.jsonl" 2>/dev/null | tail -1 | grep -o '[0-9]*$' || echo 0; }
 
 echo "== soak: tiny, 2 hosts x 2 ranks, $STEPS steps, memory checkpoints every $K, disk every $((4 * K)), $KILLS random kills"
