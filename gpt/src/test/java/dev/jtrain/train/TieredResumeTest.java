@@ -83,7 +83,11 @@ class TieredResumeTest {
         List<InMemoryStore> h = holders(3);
         List<String> log = new ArrayList<>();
         run(7, false, h, dir.resolve("a"), log);
-        assertThat(log).contains("disk 4", "memory 2", "memory 4", "memory 6");
+        // saves of steps 2 and 4 to memory were awaited by the next one, so reported; the crash may come before the
+        // run reports disk's step 4 and memory's step 6, but both are committed once their checkpointers close
+        assertThat(log).contains("memory 2", "memory 4");
+        assertThat(dir.resolve("a").resolve("step-000004").resolve("metadata.json")).exists();
+        assertThat(h.get(1).get("ram/step-000006/metadata", 0)).isNotEmpty();
         log.clear();
         float[] resumed = run(STEPS, true, h, dir.resolve("a"), log);
         assertThat(log.getFirst()).isEqualTo("resumed from memory at step 6");
@@ -133,8 +137,9 @@ class TieredResumeTest {
         float[] done = run(STEPS, false, h, dir.resolve("d"), 4, log, step -> {
             if (step == 4) h.forEach(InMemoryStore::close);
         });
-        assertThat(log).contains("memory 2", "memory 4", "disk 4", "disk 8");
-        assertThat(log).anyMatch(l -> l.startsWith("memory 6 failed: ") || l.startsWith("memory 8 failed: "));
+        // memory's step 4 may still be writing when its holders close: it is then the first to fail
+        assertThat(log).contains("memory 2", "disk 4", "disk 8");
+        assertThat(log).anyMatch(l -> l.matches("memory [468] failed: .*"));
         assertThat(Arrays.equals(done, reference)).as("the run ends as if nothing happened").isTrue();
     }
 }
