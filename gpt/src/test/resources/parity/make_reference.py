@@ -165,7 +165,8 @@ def write_safetensors(path, tensors, metadata):
             f.write(blob)
 
 
-def main():
+def build():
+    """The model (float32, deliberately non-trivial weights), tokens, x, y: the same on every call."""
     torch.manual_seed(SEED)
     model = GPT()
     with torch.no_grad():
@@ -179,6 +180,11 @@ def main():
     tokens = torch.randint(0, VOCAB, (B * T + 1,), dtype=torch.int64)
     x = torch.stack([tokens[b * T: b * T + T] for b in range(B)])
     y = torch.stack([tokens[b * T + 1: b * T + T + 1] for b in range(B)])
+    return model, tokens, x, y
+
+
+def main():
+    model, tokens, x, y = build()
 
     # float32 run, for orientation only
     with torch.no_grad():

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.jtrain.tensor.kernel.MatmulBenchmark;
+import dev.jtrain.tensor.kernel.Bf16Gemm;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.tensor.kernel.Precision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -14,12 +16,12 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code jtrain bench matmul}: SGEMM GFLOP/s of the jtrain kernel (C = A * B, row-major, fp32), verified against
- * the scalar reference before timing. Compare with {@code bench/sgemm_vs_openblas.sh}, which runs this beside
- * OpenBLAS in one go.
+ * {@code jtrain bench matmul}: GEMM GFLOP/s of the jtrain kernels (C = A * B, row-major, fp32 or bf16 compute),
+ * verified against the scalar reference before timing. Compare with {@code bench/sgemm_vs_openblas.sh} and
+ * {@code bench/bf16_vs_pytorch.sh}, which run it beside the peers in one go.
  */
 @Command(name = "matmul", mixinStandardHelpOptions = true,
-        description = "Time SGEMM (C = A*B, fp32) after checking it against the reference.")
+        description = "Time a matmul (C = A*B, fp32 or bf16 compute) after checking it against the reference.")
 final class BenchMatmulCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -40,17 +42,23 @@ final class BenchMatmulCommand implements Callable<Integer> {
     @Option(names = "--sweep", description = "Sizes around tile multiples (1024..1088 square; m = 1..MR+1) instead.")
     boolean sweep;
 
+    @Option(names = "--dtype", description = "fp32 (SGEMM) or bf16 (operands rounded to bf16, fp32 accumulation; "
+            + "the CPU's bf16 dot product where it has one) (default: ${DEFAULT-VALUE}).", defaultValue = "fp32")
+    String dtype;
+
     @Option(names = "--json", description = "Print a JSON array of results instead of a table.")
     boolean json;
 
     @Override
     public Integer call() throws JsonProcessingException {
         List<Integer> ts = threads == null || threads.isEmpty() ? List.of(Parallel.threads()) : threads;
+        Precision precision = Precision.parse(dtype);
+        if (precision == Precision.BF16) spec.commandLine().getErr().println("jtrain: " + Bf16Gemm.backend());
         List<MatmulBenchmark.Result> results = new ArrayList<>();
         for (int t : ts) {
             if (t < 1) throw new IllegalArgumentException("--threads must be >= 1, got " + t);
-            if (sweep) results.addAll(MatmulBenchmark.sweep(t));
-            else results.add(MatmulBenchmark.run(m, n, k, t));
+            if (sweep) results.addAll(MatmulBenchmark.sweep(t, precision));
+            else results.add(MatmulBenchmark.run(m, n, k, t, precision));
         }
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

@@ -10,7 +10,10 @@ import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.StepArena;
+import dev.jtrain.autograd.Autocast;
+import dev.jtrain.tensor.kernel.Bf16Gemm;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.tensor.kernel.Precision;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine.Command;
@@ -40,7 +43,10 @@ final class BenchTrainCommand implements Callable<Integer> {
     @Option(names = "--batch-size", description = "Sequences per step (default: the preset's).") Integer batchSize;
     @Option(names = "--activation-checkpointing", description = "Recompute block activations in backward.") boolean ckpt;
     @Option(names = "--compare-checkpointing", description = "Run without and with activation checkpointing.") boolean compare;
-    @Option(names = "--peak-gflops", description = "Peak GFLOP/s for MFU (default: measured SGEMM).") Double peakGflops;
+    @Option(names = "--precision", defaultValue = "fp32", description = "Matmul precision: fp32 or bf16 (bf16 operands, fp32 "
+            + "accumulation and master weights) (default: ${DEFAULT-VALUE}).") String precision;
+    @Option(names = "--compare-precision", description = "Run in fp32 and in bf16, and compare speed and activation memory.") boolean comparePrecision;
+    @Option(names = "--peak-gflops", description = "Peak GFLOP/s for MFU (default: the measured matmul peak in the run's precision).") Double peakGflops;
     @Option(names = "--json", description = "Print JSON instead of the table.") boolean json;
 
     @Override
@@ -50,30 +56,41 @@ final class BenchTrainCommand implements Callable<Integer> {
         if (batchSize != null) s.batchSize = batchSize;
         int v = vocab != null ? vocab : Tokenizers.byName(s.tokenizer).vocabSize();
         GptConfig cfg = s.modelConfig(v);
-        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
+        List<Precision> precisions = comparePrecision ? List.of(Precision.FP32, Precision.BF16) : List.of(Precision.parse(precision));
+        if (precisions.contains(Precision.BF16)) System.err.println("jtrain: " + Bf16Gemm.backend());
         List<Map<String, Object>> rows = new ArrayList<>();
-        if (compare || !ckpt) rows.add(run(cfg, s.batchSize, false, peak));
-        if (compare || ckpt) rows.add(run(cfg, s.batchSize, true, peak));
+        for (Precision p : precisions) {
+            double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure(p);
+            if (compare || !ckpt) rows.add(run(cfg, s.batchSize, false, peak, p));
+            if (compare || ckpt) rows.add(run(cfg, s.batchSize, true, peak, p));
+        }
         if (json) {
             System.out.println(new ObjectMapper().writeValueAsString(rows.size() == 1 ? rows.get(0) : rows));
         } else {
-            System.out.printf("GPT L=%d H=%d D=%d T=%d vocab=%d batch=%d threads=%d peak=%.1f GFLOP/s%n", cfg.nLayer(), cfg.nHead(),
-                    cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), s.batchSize, Parallel.threads(), peak / 1e9);
+            System.out.printf("GPT L=%d H=%d D=%d T=%d vocab=%d batch=%d threads=%d%n", cfg.nLayer(), cfg.nHead(),
+                    cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), s.batchSize, Parallel.threads());
             for (var r : rows)
-                System.out.printf("  checkpointing=%-5s step median %.1f ms (mean %.1f) -> %,.0f tokens/s, MFU %.1f%%, activations held %.1f MiB%n",
-                        r.get("activationCheckpointing"), r.get("stepMs"), r.get("meanStepMs"), r.get("tokensPerSecond"), 100 * (double) r.get("mfu"),
-                        (long) r.get("activationBytes") / 1048576.0);
-            if (rows.size() == 2) {
+                System.out.printf("  %s checkpointing=%-5s step median %.1f ms (mean %.1f) -> %,.0f tokens/s, MFU %.1f%% of %.1f GFLOP/s, activations held %.1f MiB%n",
+                        r.get("precision"), r.get("activationCheckpointing"), r.get("stepMs"), r.get("meanStepMs"), r.get("tokensPerSecond"),
+                        100 * (double) r.get("mfu"), (double) r.get("peakGflops"), (long) r.get("activationBytes") / 1048576.0);
+            if (compare && rows.size() >= 2) {
                 double t0 = (double) rows.get(0).get("stepMs"), t1 = (double) rows.get(1).get("stepMs");
                 long m0 = (long) rows.get(0).get("activationBytes"), m1 = (long) rows.get(1).get("activationBytes");
                 System.out.printf("  activation checkpointing: %.0f%% less activation memory, %.0f%% longer steps%n",
                         100.0 * (m0 - m1) / m0, 100.0 * (t1 - t0) / t0);
             }
+            if (comparePrecision) {
+                var f = rows.getFirst();
+                var b = rows.get(rows.size() / 2);
+                System.out.printf("  bf16 against fp32: %.2fx tokens/s, activations %.2fx%n",
+                        (double) b.get("tokensPerSecond") / (double) f.get("tokensPerSecond"),
+                        (double) (long) b.get("activationBytes") / (long) f.get("activationBytes"));
+            }
         }
         return 0;
     }
 
-    private Map<String, Object> run(GptConfig cfg, int batch, boolean checkpointing, double peak) {
+    private Map<String, Object> run(GptConfig cfg, int batch, boolean checkpointing, double peak, Precision precision) {
         Gpt model = new Gpt(cfg, 0);
         model.setActivationCheckpointing(checkpointing);
         FlatParameters flat = FlatParameters.of(model);
@@ -93,7 +110,7 @@ final class BenchTrainCommand implements Callable<Integer> {
             flat.zeroGrad();
             SavedMemory.resetPeak();
             long base = SavedMemory.liveBytes();
-            try (var scope = arena.open()) {
+            try (var scope = arena.open(); var cast = Autocast.with(precision)) {
                 model.loss(x, y, batch, t).backward();
             }
             activations = Math.max(activations, SavedMemory.peakBytes() - base);
@@ -106,11 +123,13 @@ final class BenchTrainCommand implements Callable<Integer> {
         double median = ms[steps / 2];
         double tokPerSec = n / (median / 1e3);
         Map<String, Object> r = new LinkedHashMap<>();
+        r.put("precision", precision.label());
         r.put("activationCheckpointing", checkpointing);
         r.put("stepMs", median);
         r.put("meanStepMs", mean); // includes the garbage-collection pauses the median hides
         r.put("tokensPerSecond", tokPerSec);
         r.put("mfu", model.flopsPerToken(t) * tokPerSec / peak);
+        r.put("peakGflops", peak / 1e9);
         r.put("activationBytes", activations);
         r.put("parameters", model.parameterCount());
         return r;

@@ -28,7 +28,9 @@ import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.gpt.data.Tokens;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.kernel.KernelOptions;
+import dev.jtrain.tensor.kernel.Bf16Gemm;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.train.CheckpointTier;
 import dev.jtrain.train.TraceWriter;
 import dev.jtrain.train.TrainConfig;
@@ -87,6 +89,9 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--eval-batches", description = "Batches averaged per validation-loss estimate.") Integer evalBatches;
     @Option(names = "--seed", description = "Seed for initial weights, data order and dropout (a run is reproducible from it).") Long seed;
     @Option(names = "--activation-checkpointing", description = "Recompute block activations in backward.") Boolean ckpt;
+    @Option(names = "--precision", description = "Matmul precision: fp32, or bf16 (bf16 operands and fp32 accumulation on the "
+            + "CPU's bf16 instructions, as torch.autocast; weights, gradients, optimizer state and checkpoints stay fp32). "
+            + "Default: the preset's (fp32).") String precision;
     @Option(names = "--data-max-bytes", description = "Use at most this many bytes of source text.") Long dataMaxBytes;
     @Option(names = "--sample-tokens", description = "Tokens to generate after training.") Integer sampleTokens;
     @Option(names = "--threads", description = "Kernel threads (default: all cores).") Integer threads;
@@ -175,7 +180,9 @@ final class TrainCommand implements Callable<Integer> {
         Data data = prepareData(s, tok, console);
         Gpt model = buildModel(s, tok);
         GptConfig cfg = model.config();
-        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure();
+        Precision prec = Precision.parse(s.precision);
+        if (prec == Precision.BF16) console.println(Bf16Gemm.backend());
+        double peak = peakGflops != null ? peakGflops * 1e9 : PeakFlops.measure(prec);
         TrainConfig tc = s.toTrainConfig(cfg, peak);
         describe(console, model, tc, pg, world, peak);
 
@@ -214,7 +221,7 @@ final class TrainCommand implements Callable<Integer> {
             return 0;
         }
         if (!lead) return 0;
-        report(console, outcome, peak, data.train());
+        report(console, outcome, peak, data.train(), tc.precision());
         writeOutputs(model, tok, s, dir);
         return 0;
     }
@@ -240,11 +247,12 @@ final class TrainCommand implements Callable<Integer> {
     private void describe(PrintStream console, Gpt model, TrainConfig tc, ProcessGroup pg, int world, double peak) {
         GptConfig cfg = model.config();
         console.printf("model: %d layers, %d heads, width %d, context %d, vocab %d (padded %d), %,d parameters; "
-                        + "global batch %d x %d, grad accum %d; %d process(es) x %d threads, %s; peak %.1f GFLOP/s per process%n",
+                        + "global batch %d x %d, grad accum %d; %d process(es) x %d threads, %s; %s; peak %.1f GFLOP/s per process%n",
                 cfg.nLayer(), cfg.nHead(), cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), cfg.paddedVocabSize(),
                 model.parameterCount(), tc.batchSize(), cfg.blockSize(), tc.gradAccum(), world, Parallel.threads(),
                 (world == 1 ? "single process" : zero == 0 ? "DDP" : "ZeRO-" + zero)
-                        + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""), peak / 1e9);
+                        + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""),
+                tc.precision() == Precision.BF16 ? "bf16 matmuls, fp32 master weights" : "fp32", peak / 1e9);
         if (pg != null) {
             console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
             long bucket = bucketBytes();
@@ -388,14 +396,14 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** The closing line; when a step beat the cached SGEMM peak, the peak is measured again first. */
-    private void report(PrintStream console, Outcome outcome, double peak, Tokens train) {
+    private void report(PrintStream console, Outcome outcome, double peak, Tokens train, Precision precision) {
         Trainer.Result result = outcome.result();
         double unigram = UnigramEntropy.of(train);
         double mfu = result.meanMfu();
         if (outcome.bestStepMfu() > 1 && peakGflops == null) {
             // A step beat the cached SGEMM peak: that peak was measured on busy cores. The other ranks are done, so
             // the cores are free now: measure again, cache it for later runs, and report against it.
-            double fresh = PeakFlops.remeasureAfterBeaten(peak);
+            double fresh = PeakFlops.remeasureAfterBeaten(peak, precision);
             if (fresh > peak) {
                 console.printf("%nnote: steps reached %.0f%% MFU against the cached peak of %.1f GFLOP/s per process (%s), which"
                                 + " must have been measured while the cores were busy; re-measured now: %.1f GFLOP/s, cached for later runs%n",
@@ -460,6 +468,7 @@ final class TrainCommand implements Callable<Integer> {
         if (evalBatches != null) s.evalBatches = evalBatches;
         if (seed != null) s.seed = seed;
         if (ckpt != null) s.activationCheckpointing = ckpt;
+        if (precision != null) s.precision = precision;
         if (dataMaxBytes != null) s.dataMaxBytes = dataMaxBytes;
         if (sampleTokens != null) s.sampleTokens = sampleTokens;
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.train.TrainConfig;
 
 import java.io.IOException;
@@ -40,6 +41,8 @@ public final class TrainSettings {
     @JsonProperty("activation_checkpointing") public boolean activationCheckpointing;
     @JsonProperty("data_max_bytes") public long dataMaxBytes;
     @JsonProperty("sample_tokens") public int sampleTokens;
+    /** Matmul precision: fp32, or bf16 (bf16 operands, fp32 accumulation and master weights, as autocast). */
+    @JsonProperty("precision") public String precision = "fp32";
     /** Data-parallel processes when --nproc is not given. */
     @JsonProperty("nproc") public int nproc = 1;
 
@@ -81,6 +84,6 @@ public final class TrainSettings {
     public TrainConfig toTrainConfig(GptConfig model, double peakFlops) {
         return new TrainConfig(model, batchSize, gradAccum, maxSteps, maxSeconds, learningRate, minLearningRate,
                 warmupSteps, weightDecay, gradClip, evalInterval, evalBatches, seed, activationCheckpointing,
-                peakFlops, decaySteps).validate();
+                peakFlops, decaySteps, Precision.parse(precision)).validate();
     }
 }

@@ -5,7 +5,7 @@ import dev.jtrain.tensor.Shape;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.Parallel;
-import dev.jtrain.tensor.kernel.Sgemm;
+import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.tensor.kernel.SoftmaxKernel;
 
 /**
@@ -15,6 +15,8 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * Backward: dP = dy_h·vᵀ, dv = dropout(P)ᵀ·dy_h, dS = P ⊙ (dP - rowsum(P ⊙ dP))/√hs, dq = dS·k, dk = dSᵀ·q.
  * Parallel over the B·H independent heads; the per-head GEMMs run inside one worker.
  * Saves P (B, H, T, T): the activation memory that checkpointing trades for recompute.
+ * Inside {@link Autocast#bf16()} the four products run in bf16 with fp32 accumulation (forward and backward); the
+ * softmax and its backward stay fp32, as autocast has it.
  */
 final class AttentionOps {
     private AttentionOps() {}
@@ -37,16 +39,17 @@ final class AttentionOps {
         }
         Tensor y = Tensor.zeros(B, T, C);
         float[] yd = y.data();
+        Precision precision = Autocast.precision(); // the workers run the products in the caller's precision
         Parallel.forRange(B * nHead, 1, (lo, hi) -> {
             float[] dropped = mask != null ? new float[T * T] : null;
             for (int bh = lo; bh < hi; bh++) {
                 int b = bh / nHead, h = bh % nHead;
                 int q = xo + b * T * C3 + h * hs, k = q + C, v = q + 2 * C;
                 int a = bh * T * T;
-                Sgemm.sgemm(false, true, T, T, hs, 1f, qd, q, C3, qd, k, C3, 0f, att, a, T);
+                precision.gemm(false, true, T, T, hs, 1f, qd, q, C3, qd, k, C3, 0f, att, a, T);
                 for (int t = 0; t < T; t++) SoftmaxKernel.softmaxPrefix(att, a + t * T, t + 1, T, scale);
                 float[] p = dropped(att, a, mask, dropped, T * T);
-                Sgemm.sgemm(false, false, T, hs, T, 1f, p, p == att ? a : 0, T, qd, v, C3, 0f, yd, b * T * C + h * hs, C);
+                precision.gemm(false, false, T, hs, T, 1f, p, p == att ? a : 0, T, qd, v, C3, 0f, yd, b * T * C + h * hs, C);
             }
         });
         if (ShapeOps.recording(qkv)) {
@@ -69,13 +72,13 @@ final class AttentionOps {
                             int a = bh * T * T;
                             float[] p = dropped(att, a, mask, dropped, T * T);
                             int po = p == att ? a : 0;
-                            Sgemm.sgemm(false, true, T, T, hs, 1f, gd, dy, C, qd, v, C3, 0f, dp, 0, T);
-                            Sgemm.sgemm(true, false, T, hs, T, 1f, p, po, T, gd, dy, C, 0f, dd, dv, C3);
+                            precision.gemm(false, true, T, T, hs, 1f, gd, dy, C, qd, v, C3, 0f, dp, 0, T);
+                            precision.gemm(true, false, T, hs, T, 1f, p, po, T, gd, dy, C, 0f, dd, dv, C3);
                             if (mask != null) for (int i = 0; i < T * T; i++) dp[i] *= mask[a + i];
                             for (int t = 0; t < T; t++)
                                 SoftmaxKernel.softmaxPrefixBackward(att, a + t * T, dp, t * T, dp, t * T, t + 1, T, scale);
-                            Sgemm.sgemm(false, false, T, hs, T, 1f, dp, 0, T, qd, k, C3, 0f, dd, dq, C3);
-                            Sgemm.sgemm(true, false, T, hs, T, 1f, dp, 0, T, qd, q, C3, 0f, dd, dk, C3);
+                            precision.gemm(false, false, T, hs, T, 1f, dp, 0, T, qd, k, C3, 0f, dd, dq, C3);
+                            precision.gemm(true, false, T, hs, T, 1f, dp, 0, T, qd, q, C3, 0f, dd, dk, C3);
                         }
                     });
                     return new Tensor[]{dqkv};

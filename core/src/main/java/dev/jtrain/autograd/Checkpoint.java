@@ -9,7 +9,8 @@ import java.util.function.UnaryOperator;
  * Activation checkpointing (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost"): run a block
  * without recording its graph, keep only its input, and recompute the block with grad enabled during backward.
  * The generator's state is saved before the forward and restored for the recompute, so dropout draws the same
- * masks. Recompute adds roughly one extra forward per block to backward.
+ * masks, and the recompute runs in the forward's {@link Autocast} precision, so it reproduces the forward exactly.
+ * Recompute adds roughly one extra forward per block to backward.
  *
  * <p>Limitation (as torch's reentrant checkpoint): parameters used inside the block must not also be used
  * outside it in the same graph, since the block's nested backward finalises their gradients.
@@ -20,6 +21,7 @@ public final class Checkpoint {
     public static Tensor apply(UnaryOperator<Tensor> block, Tensor input, Rng rng) {
         if (!GradMode.isEnabled()) return block.apply(input);
         long rngState = rng == null ? 0 : rng.state();
+        var precision = Autocast.precision();
         Tensor out;
         try (var g = GradMode.noGrad()) {
             out = block.apply(input);
@@ -32,7 +34,7 @@ public final class Checkpoint {
                 if (rng != null) rng.setState(rngState);
                 Tensor x = input.detach().requiresGrad(true);
                 Tensor y;
-                try (var en = GradMode.enableGrad()) {
+                try (var en = GradMode.enableGrad(); var ac = Autocast.with(precision)) {
                     y = block.apply(x);
                 }
                 if (y.gradFn() == null && !y.requiresGrad())

@@ -2,12 +2,14 @@ package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Shape;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.tensor.kernel.Sgemm;
 import dev.jtrain.tensor.kernel.VectorOps;
 
 /**
- * Matrix products on top of {@link Sgemm}. Transposed views are passed to the GEMM as transpose flags, never
- * copied. Backward of C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC.
+ * Matrix products on top of {@link Sgemm}, or its bf16 counterpart inside {@link Autocast#bf16()}. Transposed views
+ * are passed to the GEMM as transpose flags, never copied. Backward of C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC, in the
+ * precision the forward ran in.
  */
 final class MatmulOps {
     private MatmulOps() {}
@@ -44,13 +46,14 @@ final class MatmulOps {
                     + Shape.str(a.shape()) + " @ " + Shape.str(b.shape()));
         if (a.size(-1) != b.size(-2))
             throw new IllegalArgumentException("matmul inner dimensions differ: " + Shape.str(a.shape()) + " @ " + Shape.str(b.shape()));
-        Tensor out = product(a, b);
+        Precision precision = Autocast.precision();
+        Tensor out = product(a, b, precision);
         if (ShapeOps.recording(a, b)) {
             Node node = new Node(a, b) {
                 @Override
                 protected Tensor[] apply(Tensor g) {
-                    Tensor ga = needsGrad(0) ? product(g, b.transpose(-2, -1)) : null;
-                    Tensor gb = needsGrad(1) ? product(a.transpose(-2, -1), g) : null;
+                    Tensor ga = needsGrad(0) ? product(g, b.transpose(-2, -1), precision) : null;
+                    Tensor gb = needsGrad(1) ? product(a.transpose(-2, -1), g, precision) : null;
                     return new Tensor[]{ga, gb};
                 }
 
@@ -62,18 +65,18 @@ final class MatmulOps {
         return out;
     }
 
-    private static Tensor product(Tensor a, Tensor b) {
+    private static Tensor product(Tensor a, Tensor b, Precision precision) {
         Mat ma = Mat.of(a.detach()), mb = Mat.of(b.detach());
         int m = ma.rows, k = ma.cols, n = mb.cols;
         if (a.dim() == 2) {
             Tensor out = Tensor.zeros(m, n);
-            Sgemm.sgemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off, ma.ld, mb.data, mb.off, mb.ld, 0f, out.data(), 0, n);
+            precision.gemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off, ma.ld, mb.data, mb.off, mb.ld, 0f, out.data(), 0, n);
             return out;
         }
         int batch = a.size(0);
         Tensor out = Tensor.zeros(batch, m, n);
         for (int i = 0; i < batch; i++)
-            Sgemm.sgemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off + i * ma.batchStride, ma.ld,
+            precision.gemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off + i * ma.batchStride, ma.ld,
                     mb.data, mb.off + i * mb.batchStride, mb.ld, 0f, out.data(), i * m * n, n);
         return out;
     }
@@ -94,11 +97,12 @@ final class MatmulOps {
         outShape[outShape.length - 1] = outF;
         Tensor out = Tensor.zeros(outShape);
         float[] od = out.data();
+        Precision precision = Autocast.precision();
         if (b != null) {
             Tensor bc = b.contiguous();
             for (int r = 0; r < rows; r++) System.arraycopy(bc.data(), bc.offset(), od, r * outF, outF);
         }
-        Sgemm.sgemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
+        precision.gemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
                 b != null ? 1f : 0f, od, 0, outF);
         if (ShapeOps.recording(x, w, b)) {
             Node node = new Node(x, w, b) {
@@ -108,12 +112,12 @@ final class MatmulOps {
                     Tensor gx = null, gw = null, gb = null;
                     if (needsGrad(0)) {
                         gx = Tensor.zeros(xc.shape());
-                        Sgemm.sgemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wc.data(), wc.offset(), in,
+                        precision.gemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wc.data(), wc.offset(), in,
                                 0f, gx.data(), 0, in);
                     }
                     if (needsGrad(1)) {
                         gw = Tensor.zeros(outF, in);
-                        Sgemm.sgemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xc.data(), xc.offset(), in,
+                        precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xc.data(), xc.offset(), in,
                                 0f, gw.data(), 0, in);
                     }
                     if (b != null && needsGrad(2)) {

@@ -1,6 +1,7 @@
 package dev.jtrain.train;
 
 import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.tensor.kernel.Precision;
 
 /**
  * Everything a training run needs, resolved once (Aeron's Context.conclude idea): {@link #validate()} checks it
@@ -15,11 +16,33 @@ import dev.jtrain.gpt.GptConfig;
  * @param evalBatches    batches averaged per validation-loss estimate
  * @param peakFlops      FLOP/s that MFU is measured against (from `jtrain bench matmul` or the user)
  * @param decaySteps     steps of the cosine LR decay (after which LR stays at the minimum); 0 = maxSteps
+ * @param precision      matmul precision of forward, backward and evaluation ({@link Precision#BF16}: bf16 operands,
+ *                       fp32 accumulation, as autocast); weights, gradients and optimizer state stay fp32 either way
  */
 public record TrainConfig(GptConfig model, int batchSize, int gradAccum, int maxSteps, double maxSeconds,
                           float learningRate, float minLearningRate, int warmupSteps, float weightDecay,
                           float gradClip, int evalInterval, int evalBatches, long seed,
-                          boolean activationCheckpointing, double peakFlops, int decaySteps) {
+                          boolean activationCheckpointing, double peakFlops, int decaySteps, Precision precision) {
+    public TrainConfig {
+        if (precision == null) throw new IllegalArgumentException("training precision must be given (fp32 or bf16)");
+    }
+
+    /** An fp32 configuration. */
+    public TrainConfig(GptConfig model, int batchSize, int gradAccum, int maxSteps, double maxSeconds,
+                       float learningRate, float minLearningRate, int warmupSteps, float weightDecay,
+                       float gradClip, int evalInterval, int evalBatches, long seed,
+                       boolean activationCheckpointing, double peakFlops, int decaySteps) {
+        this(model, batchSize, gradAccum, maxSteps, maxSeconds, learningRate, minLearningRate, warmupSteps, weightDecay,
+                gradClip, evalInterval, evalBatches, seed, activationCheckpointing, peakFlops, decaySteps, Precision.FP32);
+    }
+
+    /** This configuration with matmuls in {@code p}. */
+    public TrainConfig withPrecision(Precision p) {
+        return new TrainConfig(model, batchSize, gradAccum, maxSteps, maxSeconds, learningRate, minLearningRate,
+                warmupSteps, weightDecay, gradClip, evalInterval, evalBatches, seed, activationCheckpointing, peakFlops,
+                decaySteps, p);
+    }
+
     public TrainConfig validate() {
         StringBuilder bad = new StringBuilder();
         if (batchSize < 1) bad.append(" batchSize=").append(batchSize).append(" (must be >= 1);");

@@ -1,5 +1,6 @@
 package dev.jtrain.train;
 
+import dev.jtrain.autograd.Autocast;
 import dev.jtrain.autograd.GradMode;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.checkpoint.Checkpointer;
@@ -265,7 +266,8 @@ public final class Trainer {
                 for (int piece = 0; piece < pieces; piece++) {
                     Batch b = pieces == 1 ? whole : whole.rows(piece * (whole.rows() / pieces), whole.rows() / pieces);
                     parallel.beginMicroStep(micro == accum - 1 && piece == pieces - 1); // noSync on accumulation micro-steps
-                    try (var scope = arena.open()) { // activations and gradients recycled, not garbage-collected
+                    try (var scope = arena.open(); // activations and gradients recycled, not garbage-collected
+                         var cast = Autocast.with(config.precision())) {
                         Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
                         lossSum += loss.item() / pieces;
                         (accum * pieces == 1 ? loss : loss.mul(1f / (accum * pieces))).backward();
@@ -340,7 +342,7 @@ public final class Trainer {
         boolean was = model.module().isTraining();
         model.module().train(false);
         double sum = 0;
-        try (var g = GradMode.noGrad()) {
+        try (var g = GradMode.noGrad(); var cast = Autocast.with(config.precision())) {
             for (int i = 0; i < batches; i++) {
                 Batch b = src.next(i);
                 try (var scope = arena.open()) {

@@ -15,8 +15,11 @@ import java.util.Properties;
  *                    (AVX-512), else 6
  * @param smallM      products with at most this many rows skip packing ({@code -Djtrain.sgemm.smallM})
  * @param smallVolume products with m·n·k at most this skip packing ({@code -Djtrain.sgemm.smallVolume})
+ * @param bf16Kernel  how bf16 matmuls run ({@code -Djtrain.bf16.kernel}): {@code auto} = the CPU's bf16
+ *                    instructions where it has them, else fp32; {@code native} = those instructions or fail at
+ *                    start; {@code fp32} = always fp32 compute (the same results on every machine)
  */
-public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume) {
+public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, String bf16Kernel) {
     public static final String THREADS_ENV = "JTRAIN_THREADS";
 
     /** This JVM's settings. */
@@ -29,6 +32,9 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
         }
         if (sgemmMr != 0 && sgemmMr != 6 && sgemmMr != 12) throw new IllegalArgumentException("jtrain.sgemm.mr must be 6 or 12: " + sgemmMr);
         if (smallM < 0 || smallVolume < 0) throw new IllegalArgumentException("small-product thresholds must be >= 0");
+        if (!java.util.Set.of("auto", "native", "fp32").contains(bf16Kernel)) {
+            throw new IllegalArgumentException("jtrain.bf16.kernel must be auto, native or fp32: " + bf16Kernel);
+        }
     }
 
     static KernelOptions from(Properties props, Map<String, String> env) {
@@ -38,7 +44,8 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
                 (int) number(props.getProperty("jtrain.sgemm.vectorBits"), "jtrain.sgemm.vectorBits", 0),
                 (int) number(props.getProperty("jtrain.sgemm.mr"), "jtrain.sgemm.mr", 0),
                 (int) number(props.getProperty("jtrain.sgemm.smallM"), "jtrain.sgemm.smallM", 16),
-                number(props.getProperty("jtrain.sgemm.smallVolume"), "jtrain.sgemm.smallVolume", 80L * 80 * 80));
+                number(props.getProperty("jtrain.sgemm.smallVolume"), "jtrain.sgemm.smallVolume", 80L * 80 * 80),
+                props.getProperty("jtrain.bf16.kernel", "auto").trim());
     }
 
     private static int positive(String v, String name, int dflt) {

@@ -7,7 +7,7 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 
 /**
- * Times {@link Sgemm#sgemm} (C = A * B, row-major, no transposes, beta = 0) the way the peers are timed in
+ * Times {@link Sgemm#sgemm}, or {@link Bf16Gemm#gemm} for bf16 (C = A * B, row-major, no transposes, beta = 0), the way the peers are timed in
  * {@code bench/sgemm_vs_openblas.sh}: warm-up, then the median of repeated calls. Before timing it checks
  * the result against a double-precision dot product (every entry for small sizes, a random sample for large
  * ones) and refuses to report a figure for a wrong kernel, as OpenJDK's VectorDotBenchmark does.
@@ -18,7 +18,7 @@ import java.util.SplittableRandom;
  */
 public final class MatmulBenchmark {
     /** One measurement: {@code gflops = 2 m n k / medianMs}. */
-    public record Result(int m, int n, int k, int threads, double gflops, double medianMs) {}
+    public record Result(int m, int n, int k, int threads, String dtype, double gflops, double medianMs) {}
 
     /**
      * Minimum wall time of warm-up. Until C2 has compiled them, Vector API kernels run as interpreted or C1 code
@@ -37,6 +37,11 @@ public final class MatmulBenchmark {
 
     /** Verifies, then times sgemm(m, n, k) on {@code threads} threads. */
     public static Result run(int m, int n, int k, int threads) {
+        return run(m, n, k, threads, Precision.FP32);
+    }
+
+    /** Verifies, then times the product (m, n, k) in {@code precision} on {@code threads} threads. */
+    public static Result run(int m, int n, int k, int threads, Precision precision) {
         if (m < 1 || n < 1 || k < 1 || threads < 1) {
             throw new IllegalArgumentException("matmul benchmark: sizes and threads must be >= 1, got m=" + m
                     + " n=" + n + " k=" + k + " threads=" + threads);
@@ -49,12 +54,12 @@ public final class MatmulBenchmark {
             float[] b = randomMatrix(rnd, k * n);
             float[] c = new float[m * n];
             Arrays.fill(c, Float.NaN);  // beta = 0 must overwrite whatever C holds
-            Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
-            verify(m, n, k, a, b, c, rnd);
+            precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+            verify(m, n, k, a, b, c, rnd, precision);
 
             long warmEnd = System.nanoTime() + WARMUP_NANOS;
             for (int w = 0; w < 5 || System.nanoTime() < warmEnd; w++) {
-                Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+                precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
             }
 
             long[] times = new long[MAX_REPEATS];
@@ -62,12 +67,12 @@ public final class MatmulBenchmark {
             long measureEnd = System.nanoTime() + MEASURE_NANOS;
             while (reps < MIN_REPEATS || (reps < MAX_REPEATS && System.nanoTime() < measureEnd)) {
                 long t0 = System.nanoTime();
-                Sgemm.sgemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+                precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
                 times[reps++] = System.nanoTime() - t0;
             }
             Arrays.sort(times, 0, reps);
             double medianNs = reps % 2 == 1 ? times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2.0;
-            return new Result(m, n, k, threads, 2.0 * m * n * k / medianNs, medianNs / 1e6);
+            return new Result(m, n, k, threads, precision.label(), 2.0 * m * n * k / medianNs, medianNs / 1e6);
         } finally {
             Parallel.setThreads(previous);
         }
@@ -78,9 +83,13 @@ public final class MatmulBenchmark {
      * m = 1 .. MR + 1 against 1024 x 1024 (the shapes of a decode step).
      */
     public static List<Result> sweep(int threads) {
+        return sweep(threads, Precision.FP32);
+    }
+
+    public static List<Result> sweep(int threads, Precision precision) {
         List<Result> out = new ArrayList<>();
-        for (int s : new int[] {1024, 1025, 1031, 1040, 1048, 1056, 1072, 1088}) out.add(run(s, s, s, threads));
-        for (int m = 1; m <= SgemmKernel.MR + 1; m++) out.add(run(m, 1024, 1024, threads));
+        for (int s : new int[] {1024, 1025, 1031, 1040, 1048, 1056, 1072, 1088}) out.add(run(s, s, s, threads, precision));
+        for (int m = 1; m <= SgemmKernel.MR + 1; m++) out.add(run(m, 1024, 1024, threads, precision));
         return out;
     }
 
@@ -92,11 +101,11 @@ public final class MatmulBenchmark {
 
     /**
      * Compares entries of C with {@link Sgemm#reference} run on the 1 x 1 sub-problem of each entry (all of
-     * them for small sizes, a random sample for large ones). Tolerance |c - ref| <= 1e-5 * sum_p |a_ip b_pj|
-     * + 1e-6: float accumulation in another order differs by a few ulps per block of the magnitude sum, while a
-     * wrong kernel is off by O(1).
+     * them for small sizes, a random sample for large ones). Tolerance |c - ref| <= bound * sum_p |a_ip b_pj|
+     * + 1e-6 with {@link Precision#relativeErrorBound}: float accumulation in another order differs by a few ulps
+     * per block of the magnitude sum (bf16 adds the rounding of its factors), while a wrong kernel is off by O(1).
      */
-    private static void verify(int m, int n, int k, float[] a, float[] b, float[] c, SplittableRandom rnd) {
+    private static void verify(int m, int n, int k, float[] a, float[] b, float[] c, SplittableRandom rnd, Precision precision) {
         boolean all = (long) m * n <= SAMPLED_ENTRIES * 8L;
         int count = all ? m * n : SAMPLED_ENTRIES;
         float[] ref = new float[1];
@@ -106,10 +115,10 @@ public final class MatmulBenchmark {
             Sgemm.reference(false, false, 1, 1, k, 1f, a, i * k, k, b, j, n, 0f, ref, 0, 1);
             double mag = 0;
             for (int p = 0; p < k; p++) mag += Math.abs((double) a[i * k + p] * b[p * n + j]);
-            double tol = 1e-5 * mag + 1e-6;
+            double tol = precision.relativeErrorBound(k) * mag + 1e-6;
             if (!(Math.abs(c[idx] - ref[0]) <= tol)) {
                 throw new IllegalStateException(String.format(Locale.ROOT,
-                        "sgemm result wrong, refusing to report timing: m=%d n=%d k=%d C[%d,%d]=%s reference=%s"
+                        precision.label() + " matmul result wrong, refusing to report timing: m=%d n=%d k=%d C[%d,%d]=%s reference=%s"
                                 + " tolerance=%.3g", m, n, k, i, j, c[idx], ref[0], tol));
             }
         }
@@ -117,11 +126,11 @@ public final class MatmulBenchmark {
 
     /** Formats results as an aligned text table. */
     public static String table(List<Result> results) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%6s %6s %6s %7s %10s %10s%n",
-                "m", "n", "k", "threads", "GFLOP/s", "median_ms"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%6s %6s %6s %7s %5s %10s %10s%n",
+                "m", "n", "k", "threads", "dtype", "GFLOP/s", "median_ms"));
         for (Result r : results) {
-            sb.append(String.format(Locale.ROOT, "%6d %6d %6d %7d %10.1f %10.3f%n",
-                    r.m(), r.n(), r.k(), r.threads(), r.gflops(), r.medianMs()));
+            sb.append(String.format(Locale.ROOT, "%6d %6d %6d %7d %5s %10.1f %10.3f%n",
+                    r.m(), r.n(), r.k(), r.threads(), r.dtype(), r.gflops(), r.medianMs()));
         }
         return sb.toString();
     }
@@ -134,6 +143,7 @@ public final class MatmulBenchmark {
         int m = 1024, n = 1024, k = 1024;
         int[] threads = {Parallel.threads()};
         boolean sweep = false;
+        Precision precision = Precision.FP32;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--m" -> m = Integer.parseInt(args[++i]);
@@ -142,14 +152,15 @@ public final class MatmulBenchmark {
                 case "--size" -> m = n = k = Integer.parseInt(args[++i]);
                 case "--threads" -> threads = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--sweep" -> sweep = true;
+                case "--dtype" -> precision = Precision.parse(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument '" + args[i]
-                        + "'; usage: MatmulBenchmark [--m M] [--n N] [--k K] [--size S] [--threads T[,T..]] [--sweep]");
+                        + "'; usage: MatmulBenchmark [--m M] [--n N] [--k K] [--size S] [--threads T[,T..]] [--sweep] [--dtype fp32|bf16]");
             }
         }
         List<Result> results = new ArrayList<>();
         for (int t : threads) {
-            if (sweep) results.addAll(sweep(t));
-            else results.add(run(m, n, k, t));
+            if (sweep) results.addAll(sweep(t, precision));
+            else results.add(run(m, n, k, t, precision));
         }
         System.out.print(table(results));
     }

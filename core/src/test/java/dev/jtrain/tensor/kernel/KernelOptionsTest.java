@@ -17,7 +17,7 @@ class KernelOptionsTest {
 
     @Test
     void defaultsWhenNothingIsSet() {
-        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80));
+        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80, "auto"));
     }
 
     @Test

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bf16 beside PyTorch on this CPU, each pair in one run (these machines are noisy: compare the ratios):
+#   gemm   bf16 GEMM GFLOP/s at 1024^3 and 2048^3, 1 and 2 threads: jtrain (MatmulBenchmark --dtype bf16, the
+#          AVX512_BF16 kernel) against torch.mm on bfloat16 tensors (oneDNN), alternating per thread count;
+#   gpt2   GPT-2 124M shape (12L/12H/768, T 256, batch 4, vocab 50304), 1 process x 2 threads: jtrain
+#          `bench train --precision bf16` (and fp32) against PyTorch 1.13 with torch.autocast("cpu", bfloat16) (and
+#          fp32), with jtrain's activation memory in both precisions;
+#   ddp    `small` preset, DDP over 2 processes x 1 thread, bf16: `jtrain train --nproc 2 --precision bf16` against
+#          PyTorch DDP (gloo) with autocast.
+#
+# usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp)
+# needs: ./jtrain built; JTRAIN_PEERS_DIR = directory with sgemm.py, gpt_bench.py and env.sh (PyTorch peer).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PARTS=("${@:-gemm gpt2 ddp}")
+read -r -a PARTS <<< "${PARTS[*]}"
+PEERS="${JTRAIN_PEERS_DIR:-}"
+if [ -z "$PEERS" ] || [ ! -f "$PEERS/sgemm.py" ] || [ ! -f "$PEERS/gpt_bench.py" ] || [ ! -f "$PEERS/env.sh" ]; then
+  echo "bf16_vs_pytorch: set JTRAIN_PEERS_DIR to the directory holding sgemm.py, gpt_bench.py and env.sh (PyTorch peer)" >&2
+  exit 2
+fi
+grep -qw avx512_bf16 /proc/cpuinfo || echo "bf16_vs_pytorch: warning: this CPU has no AVX512_BF16; jtrain computes bf16 matmuls in fp32 here" >&2
+# shellcheck disable=SC1091
+source "$PEERS/env.sh"
+PY="${PY:-python3}"
+OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
+ratio() { awk -v j="$1" -v p="$2" 'BEGIN{ if (p+0 > 0 && j+0 > 0) printf "%.2f", j/p; else print "n/a" }'; }
+
+for part in "${PARTS[@]}"; do
+case "$part" in
+gemm)
+  echo "== bf16 GEMM (C = A*B, square), jtrain against torch.mm bf16 (oneDNN)"
+  declare -A JT PT
+  for t in 1 2; do
+    for n in 1024 2048; do
+      JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
+    done
+    out=$(OMP_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" bf16 2>/dev/null)
+    for n in 1024 2048; do PT[$t,$n]=$(grep "torch.mm bf16 *n=$n:" <<< "$out" | awk '{print $4}'); done
+  done
+  printf "%6s %7s %14s %15s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio
+  for t in 1 2; do for n in 1024 2048; do
+    printf "%6d %7d %14s %15s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")"
+  done; done
+  ;;
+gpt2)
+  echo "== GPT-2 124M shape, 1 process x 2 threads, T 256, batch 4, vocab 50304"
+  "$ROOT/jtrain" bench train --preset "$ROOT/bench/gpt2_124m.json" --vocab 50304 --batch-size 4 --steps 5 --warmup 2 \
+    --threads 2 --compare-precision 2>/dev/null | tee "$OUT/jt.txt" | sed 's/^/   /'
+  for p in fp32 bf16; do
+    OMP_NUM_THREADS=2 "$PY" "$PEERS/gpt_bench.py" --world 1 --threads 2 --vocab 50304 --layers 12 --heads 12 --embd 768 \
+      --block 256 --batch 4 --steps 5 --warmup 2 --precision "$p" 2>/dev/null | tail -n 1 | tee "$OUT/pt-$p.txt" | sed "s/^/   PyTorch $p: /"
+  done
+  for p in fp32 bf16; do
+    j=$(grep "^  $p " "$OUT/jt.txt" | sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' | tr -d ,)
+    t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' "$OUT/pt-$p.txt" | tr -d ,)
+    echo "   $p: jtrain $j tokens/s, PyTorch $t tokens/s (autocast for bf16): $(ratio "$j" "$t")x"
+  done
+  ;;
+ddp)
+  echo "== small preset, DDP 2 processes x 1 thread, global batch 8, bf16"
+  STEPS=15
+  "$ROOT/jtrain" train --preset small --nproc 2 --threads 1 --precision bf16 --max-steps $((STEPS + 3)) --eval-interval 0 \
+    --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 --no-progress --out "$OUT/ddp" > "$OUT/ddp.log" 2>&1 \
+    || { cat "$OUT/ddp.log" >&2; exit 1; }
+  j=$(python3 - "$OUT/ddp/metrics.jsonl" <<'PY'
+import json, statistics, sys
+steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
+ms = statistics.median(s["stepMs"] for s in steps[3:])
+tok = steps[0]["tokensPerSecond"] * steps[0]["stepMs"] / 1e3
+print(f"{tok / (ms / 1e3):.0f}")
+PY
+)
+  echo "   jtrain DDP bf16: $j tokens/s"
+  pt=$(OMP_NUM_THREADS=1 "$PY" "$PEERS/gpt_bench.py" --world 2 --threads 1 --vocab 256 --layers 6 --heads 6 --embd 384 \
+    --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision bf16 2>/dev/null | tail -n 1)
+  echo "   PyTorch DDP (gloo) autocast bf16: $pt"
+  t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' <<< "$pt" | tr -d ,)
+  echo "   ratio jtrain / PyTorch: $(ratio "$j" "$t")x"
+  ;;
+*) echo "bf16_vs_pytorch: unknown part '$part' (gemm, gpt2, ddp)" >&2; exit 2 ;;
+esac
+done

@@ -1,0 +1,148 @@
+package dev.jtrain.tensor.kernel;
+
+/**
+ * GEMM with bf16 compute on fp32 arrays: {@code C = alpha * op(A) * op(B) + beta * C} as in {@link Sgemm}, with
+ * op(A) and op(B) rounded to bf16 (nearest even) as they are packed, their products summed in fp32 by the CPU's
+ * {@code vdpbf16ps}, and C kept in fp32. This is what {@code torch.autocast("cpu", torch.bfloat16)} asks of
+ * oneDNN for a matmul, minus the bf16 output: the result is left in fp32 and a caller rounds it where it stores
+ * bf16. Error: each product carries at most ~2 * 2^-8 relative error from its rounded factors, the sum the usual
+ * fp32 k * 2^-24, so |C - exact| &lt;= (2^-7 + k * 2^-24) * sum |a||b| (checked by Bf16GemmTest).
+ *
+ * <p>Paths, decided by the machine and the shape alone:
+ * <ul>
+ *   <li>the native micro-kernel ({@link Bf16Kernel}) inside the BLIS loop nest of {@link Bf16Workspace}, where the
+ *       CPU has AVX512_BF16 (Zen 4, Cooper Lake, Sapphire Rapids and later);
+ *   <li>{@link Sgemm} in fp32 on a CPU without it (more accurate, not faster; {@link #backend()} says so), or when
+ *       {@code jtrain.bf16.kernel=fp32}.
+ * </ul>
+ * Every shape takes the native path where it runs, tiny ones included, so a product's rounding never depends on
+ * its size (packing dominates below ~80^3, where bf16 is no faster than fp32).
+ * Like {@link Sgemm}, the result is bitwise independent of the thread count: threads only split C.
+ *
+ * <p>Threading: may be called from any thread; calls from inside a {@link Parallel} region run serially.
+ */
+public final class Bf16Gemm {
+    /** Rows of a micro-tile. */
+    static final int MR = 12;
+    /** Columns of a micro-tile: two vectors of 16 fp32 accumulators. */
+    static final int NR = 32;
+    /**
+     * Depth of a rank-k update, in values (KC / 2 pairs): the A micro-panel, 12 x 512 words = 24 KiB, stays in the
+     * 48 KiB L1d while B panels stream past it. A deeper block means fewer passes over C (each pass adds into all
+     * of it); 1024 beat 512 and 768 at 1024^3 and 2048^3 on one thread (Zen 5; bf16_vs_pytorch.sh).
+     */
+    static final int KC = 1024;
+    /** Width of a packed B block: 512 pairs x 256 columns x 4 B = 512 KiB, half the 1 MiB per-core L2. */
+    static final int NC = 256;
+    /**
+     * Most rows of a packed A block: 4092 x 1 KiB = 4 MiB per thread of the shared L3 (32 MiB). Larger than
+     * {@link Sgemm}'s because B is packed once per A block, and packing bf16 (rounding, pairing) costs more than
+     * copying fp32.
+     */
+    static final int MC = 4096 / MR * MR;
+
+    private static final boolean NATIVE = resolveNative();
+    private static final ThreadLocal<Bf16Workspace> WORKSPACE = ThreadLocal.withInitial(Bf16Workspace::new);
+
+    private Bf16Gemm() {}
+
+    private static boolean resolveNative() {
+        String mode = KernelOptions.CURRENT.bf16Kernel();
+        if (mode.equals("fp32")) return false;
+        if (mode.equals("native") && !Bf16Kernel.available()) {
+            throw new IllegalStateException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
+                    + Bf16Kernel.unavailableReason() + "; use auto (falls back to fp32 compute) instead");
+        }
+        return Bf16Kernel.available();
+    }
+
+    /** Whether bf16 products run on the CPU's bf16 instructions (else in fp32). */
+    public static boolean isNative() {
+        return NATIVE;
+    }
+
+    /** One line saying how bf16 matmuls run on this machine, and why when not natively. */
+    public static String backend() {
+        if (NATIVE) return "bf16 matmuls: AVX512_BF16 (vdpbf16ps), fp32 accumulation";
+        String why = KernelOptions.CURRENT.bf16Kernel().equals("fp32") ? "jtrain.bf16.kernel=fp32"
+                : Bf16Kernel.unavailableReason();
+        return "bf16 matmuls: fp32 compute (" + why + "); results are as accurate, not faster";
+    }
+
+    public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+                            float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+                            float beta, float[] c, int cOff, int ldc) {
+        SgemmArgs.check(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+        long volume = (long) m * n * k;
+        if (!NATIVE || volume == 0 || alpha == 0f) {
+            Sgemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
+        int threads = Parallel.threads();
+        if (threads == 1 || volume < 1L << 20) {
+            WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
+        // Split C into tm x tn rectangles. A thread packs its rows of A and its columns of B, so the packing done in
+        // all is tn * m * k + tm * k * n words: split across the longer side (the language-model head's 50304
+        // columns are packed once, not once per thread). Rounding and packing cost ~1/50 of a product's multiply-adds
+        // per word reused, so this matters here more than for fp32, whose packing is a plain copy.
+        int tm = 1;
+        long bestCost = Long.MAX_VALUE;
+        for (int cand = 1; cand <= threads; cand++) {
+            if (threads % cand != 0 || cand > Math.max(1, m / MR) || threads / cand > Math.max(1, n / NR)) continue;
+            long cost = (long) (threads / cand) * m * k + (long) cand * k * n;
+            if (cost < bestCost) {
+                bestCost = cost;
+                tm = cand;
+            }
+        }
+        int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
+        final int ftm = tm, ftn = tn;
+        Parallel.forRange(tm * tn, 1, (lo, hi) -> {
+            Bf16Workspace ws = WORKSPACE.get();
+            for (int t = lo; t < hi; t++) {
+                int ti = t / ftn, tj = t % ftn;
+                int i0 = split(m, ftm, ti, MR), i1 = split(m, ftm, ti + 1, MR);
+                int j0 = split(n, ftn, tj, NR), j1 = split(n, ftn, tj + 1, NR);
+                if (i0 < i1 && j0 < j1) {
+                    ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+                }
+            }
+        });
+    }
+
+    /**
+     * {@code batch} independent products; matrix {@code i} of A starts at {@code aOff + i * strideA} (likewise B,
+     * C). Small ones (attention heads) run one whole product per thread.
+     */
+    public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha,
+                                   float[] a, int aOff, int lda, long strideA, float[] b, int bOff, int ldb, long strideB,
+                                   float beta, float[] c, int cOff, int ldc, long strideC) {
+        if (batch < 0) throw new IllegalArgumentException("bf16 gemmBatched: batch must be >= 0, got batch=" + batch);
+        if (batch == 0) return;
+        SgemmArgs.checkBatch(transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
+                c, cOff, ldc, strideC);
+        long flops = 2L * m * n * k;
+        if (Parallel.threads() > 1 && batch >= 2 && flops < (1L << 23)) {
+            Parallel.forRange(batch, 1, (lo, hi) -> {
+                for (int i = lo; i < hi; i++) {
+                    gemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
+                            b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
+                }
+            });
+        } else {
+            for (int i = 0; i < batch; i++) {
+                gemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
+                        b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
+            }
+        }
+    }
+
+    /** Boundary {@code part} of [0, len) cut into {@code parts} pieces, rounded to multiples of {@code unit}. */
+    private static int split(int len, int parts, int part, int unit) {
+        if (part >= parts) return len;
+        long units = (len + unit - 1) / unit;
+        return (int) Math.min(len, units * part / parts * unit);
+    }
+}

@@ -1,0 +1,98 @@
+package dev.jtrain.tensor.kernel;
+
+import static dev.jtrain.tensor.kernel.Bf16Gemm.KC;
+import static dev.jtrain.tensor.kernel.Bf16Gemm.MC;
+import static dev.jtrain.tensor.kernel.Bf16Gemm.MR;
+import static dev.jtrain.tensor.kernel.Bf16Gemm.NC;
+import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * One thread's bf16 packing buffers and the blocked loop nest around the native micro-kernel (the five loops of
+ * {@link Sgemm}, with k counted in pairs). Full tiles with alpha = 1 and beta = 0 or 1 (every product autograd
+ * asks for) go straight into C from the kernel; ragged edges and other alpha/beta go through a tile buffer and
+ * {@link #writeBack}. Buffers grow to the largest block seen and are then reused.
+ *
+ * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Bf16Gemm}).
+ */
+final class Bf16Workspace {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
+
+    private int[] ap = new int[0];
+    private final int[] bp = new int[KC / 2 * NC];
+    /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
+    private final float[] tiles = new float[MR * NC];
+    /** Rows converted to pair words before a transposed B is gathered into panels: NR rows of up to KC / 2 words. */
+    private final int[] scratch = new int[NR * KC / 2];
+    private final int[] gatherIndex = new int[16];
+
+    /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
+    void gemm(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, float alpha,
+              float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+        // Equal blocks: k in an even number of values (a pair never straddles two blocks); m in whole panels, so
+        // that 2048 rows are one block of 2048 and not 2040 + 8 (which would pack all of B twice); n likewise.
+        int kBlocks = (k + KC - 1) / KC;
+        int kcStep = ((k + kBlocks - 1) / kBlocks + 1) & ~1;
+        int mBlocks = (i1 - i0 + MC - 1) / MC;
+        int mcStep = ((i1 - i0 + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
+        int nBlocks = (j1 - j0 + NC - 1) / NC;
+        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        if (ap.length < mcStep * (kcStep / 2)) ap = new int[mcStep * (kcStep / 2)];
+        boolean rowA = Bf16Pack.rowMajorA(transA);
+        MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp);
+        MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        for (int pc = 0; pc < k; pc += kcStep) {
+            int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2;
+            float betaPc = pc == 0 ? beta : 1f;
+            boolean direct = alpha == 1f && (betaPc == 0f || betaPc == 1f);
+            for (int ic = i0; ic < i1; ic += mcStep) {
+                int mc = Math.min(mcStep, i1 - ic);
+                Bf16Pack.packA(transA, a, aOff, lda, ic, pc, mc, kc, ap);
+                for (int jc = j0; jc < j1; jc += ncStep) {
+                    int nc = Math.min(ncStep, j1 - jc);
+                    Bf16Pack.packB(transB, b, bOff, ldb, pc, jc, kc, nc, bp, scratch, gatherIndex);
+                    int panels = (nc + NR - 1) / NR, full = nc / NR;
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        int rows = Math.min(MR, mc - ir);
+                        MemorySegment panel = apSeg.asSlice((long) ir * kp * Integer.BYTES);
+                        int aStride = rowA ? kp : 0;
+                        int cRow = cOff + (ic + ir) * ldc + jc;
+                        int viaTiles = 0; // first panel that goes through the tile buffer
+                        if (direct && rows == MR && full > 0) {
+                            Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, betaPc == 1f);
+                            viaTiles = full;
+                        }
+                        if (viaTiles < panels) {
+                            Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
+                                    panels - viaTiles, tileSeg, NC, false);
+                            writeBack(c, cRow + viaTiles * NR, ldc, alpha, betaPc, rows, nc - viaTiles * NR);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /** {@code C[0:rows, 0:cols] = alpha * tiles + beta * C}, reading C only when beta != 0, as BLAS specifies. */
+    private void writeBack(float[] c, int cOff, int ldc, float alpha, float beta, int rows, int cols) {
+        for (int r = 0; r < rows; r++) {
+            int ci = cOff + r * ldc, ti = r * NC;
+            for (int j = 0; j < cols; j += F.length()) {
+                FloatVector t = FloatVector.fromArray(F, tiles, ti + j);
+                if (alpha != 1f) t = t.mul(alpha);
+                if (cols - j >= F.length()) {
+                    if (beta != 0f) t = FloatVector.fromArray(F, c, ci + j).fma(FloatVector.broadcast(F, beta), t);
+                    t.intoArray(c, ci + j);
+                } else {
+                    VectorMask<Float> m = F.indexInRange(j, cols);
+                    if (beta != 0f) t = FloatVector.fromArray(F, c, ci + j, m).fma(FloatVector.broadcast(F, beta), t);
+                    t.intoArray(c, ci + j, m);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.jtrain.tensor.kernel;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * What this CPU can execute beyond what the Vector API reaches, read once from the kernel's view of it
+ * ({@code /proc/cpuinfo}: its flags are what both the CPU and the OS support, AVX-512 register state included).
+ * Off Linux or x86-64 nothing is reported, and the kernels that need it take their portable path.
+ *
+ * @param avx512bf16 {@code vdpbf16ps}, the bf16 pair dot product (Cooper Lake, Sapphire Rapids, Zen 4 and later)
+ */
+public record CpuFeatures(boolean avx512bf16) {
+    /** This machine's features. */
+    public static final CpuFeatures CURRENT = detect();
+
+    private static CpuFeatures detect() {
+        String arch = System.getProperty("os.arch", "");
+        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")
+                || !(arch.equals("amd64") || arch.equals("x86_64"))) return new CpuFeatures(false);
+        try {
+            return parse(Files.readString(Path.of("/proc/cpuinfo")));
+        } catch (IOException | RuntimeException e) {
+            return new CpuFeatures(false);
+        }
+    }
+
+    /** The features named on the first {@code flags} line of a /proc/cpuinfo text. */
+    static CpuFeatures parse(String cpuinfo) {
+        for (String line : cpuinfo.split("\n")) {
+            if (!line.startsWith("flags")) continue;
+            int colon = line.indexOf(':');
+            Set<String> flags = Set.of(line.substring(colon + 1).trim().split("\\s+"));
+            return new CpuFeatures(flags.contains("avx512_bf16") && flags.contains("avx512f"));
+        }
+        return new CpuFeatures(false);
+    }
+}

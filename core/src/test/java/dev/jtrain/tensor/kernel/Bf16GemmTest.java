@@ -1,0 +1,142 @@
+package dev.jtrain.tensor.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Checks {@link Bf16Gemm} on odd shapes (ragged tiles, odd k, several k and n blocks) in every transpose
+ * combination against two double-accumulating references:
+ * <ul>
+ *   <li>on the bf16-rounded inputs, within the fp32 summation bound k * 2^-23 * sum |a||b| (+ the beta term):
+ *       this is the kernel's own error, so a wrong index, a lost pair, truncation instead of round-to-nearest-even
+ *       or no rounding at all (fp32 compute is off by ~2^-8) fails it;
+ *   <li>on the fp32 inputs, within the bf16 bound (2 * 2^-8 + k * 2^-23) * sum |a||b|: what a caller may rely on.
+ * </ul>
+ */
+class Bf16GemmTest {
+    private static final long SEED = 20261125L;
+    private int savedThreads;
+
+    @BeforeEach
+    void setUp() {
+        savedThreads = Parallel.threads();
+        System.out.println("Bf16GemmTest seed=" + SEED + ", " + Bf16Gemm.backend());
+    }
+
+    @AfterEach
+    void restoreThreads() {
+        Parallel.setThreads(savedThreads);
+    }
+
+    private static void requireNative() {
+        Assumptions.assumeTrue(Bf16Gemm.isNative(), "the bf16 kernel cannot run here (" + Bf16Gemm.backend()
+                + "); its tests need a CPU with AVX512_BF16, such as the Zen 4 the CI runs on");
+    }
+
+    private static float[] random(SplittableRandom rnd, int n) {
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) x[i] = (float) (rnd.nextDouble() * 2 - 1);
+        return x;
+    }
+
+    private static float[] rounded(float[] x) {
+        float[] r = x.clone();
+        for (int i = 0; i < r.length; i++) r[i] = Bf16.round(r[i]);
+        return r;
+    }
+
+    /** Checks one product; returns nothing, fails with the first element out of bounds. */
+    private static void check(boolean tA, boolean tB, int m, int n, int k, float alpha, float beta, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        int lda = (tA ? m : k) + 3, ldb = (tB ? k : n) + 5, ldc = n + 2;
+        float[] a = random(rnd, (tA ? k : m) * lda), b = random(rnd, (tB ? n : k) * ldb);
+        float[] c0 = random(rnd, m * ldc);
+        float[] c = c0.clone();
+        if (beta == 0f) Arrays.fill(c, Float.NaN); // beta == 0 must not read C
+        Bf16Gemm.gemm(tA, tB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+        float[] ar = rounded(a), br = rounded(b);
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+                double exact = 0, onRounded = 0, magnitude = 0;
+                for (int p = 0; p < k; p++) {
+                    int ai = tA ? p * lda + i : i * lda + p, bi = tB ? j * ldb + p : p * ldb + j;
+                    exact += (double) a[ai] * b[bi];
+                    onRounded += (double) ar[ai] * br[bi];
+                    magnitude += Math.abs((double) a[ai] * b[bi]);
+                }
+                double prior = beta == 0f ? 0 : (double) beta * c0[i * ldc + j];
+                double got = c[i * ldc + j];
+                double tight = Math.abs(alpha) * k * 0x1p-23 * magnitude * 1.02 + Math.abs(prior) * 0x1p-22 + 1e-30;
+                double bf16 = Math.abs(alpha) * (2 * Bf16.UNIT_ROUNDOFF + k * 0x1p-23) * magnitude * 1.02 + Math.abs(prior) * 0x1p-22;
+                String where = "tA=" + tA + " tB=" + tB + " " + m + "x" + n + "x" + k + " alpha=" + alpha + " beta=" + beta
+                        + " at (" + i + ", " + j + ")";
+                assertThat(Math.abs(got - (alpha * onRounded + prior))).as("vs rounded inputs, " + where).isLessThanOrEqualTo(tight);
+                assertThat(Math.abs(got - (alpha * exact + prior))).as("vs fp32 inputs, " + where).isLessThanOrEqualTo(bf16);
+            }
+        }
+        for (int i = 0; i < m; i++) {
+            for (int j = n; j < ldc; j++) {
+                if (beta == 0f) assertThat(c[i * ldc + j]).as("padding of C untouched").isNaN();
+                else assertThat(c[i * ldc + j]).as("padding of C untouched").isEqualTo(c0[i * ldc + j]);
+            }
+        }
+    }
+
+    @Test
+    void matchesTheReferencesOnOddShapesInEveryLayout() {
+        requireNative();
+        int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {40, 100, 513}, {97, 65, 1101}, {30, 600, 130}, {13, 1, 999}};
+        long seed = SEED;
+        for (int[] s : shapes) {
+            for (int t = 0; t < 4; t++) {
+                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, seed++);
+                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], -0.75f, 0.5f, seed++);
+                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 1f, seed++); // adds into C from the kernel
+            }
+        }
+    }
+
+    @Test
+    void theResultDoesNotDependOnTheThreadCount() {
+        requireNative();
+        SplittableRandom rnd = new SplittableRandom(SEED);
+        int m = 203, n = 301, k = 777;
+        float[] a = random(rnd, m * k), b = random(rnd, n * k);
+        float[][] out = new float[2][m * n];
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            Bf16Gemm.gemm(false, true, m, n, k, 1f, a, 0, k, b, 0, k, 0f, out[threads - 1], 0, n);
+        }
+        assertThat(out[1]).isEqualTo(out[0]);
+    }
+
+    @Test
+    void batchedProductsMatchOneByOne() {
+        requireNative();
+        SplittableRandom rnd = new SplittableRandom(SEED + 1);
+        int batch = 3, m = 50, n = 40, k = 64;
+        float[] a = random(rnd, batch * m * k), b = random(rnd, batch * k * n);
+        float[] c = new float[batch * m * n], one = new float[batch * m * n];
+        Bf16Gemm.gemmBatched(false, false, batch, m, n, k, 1f, a, 0, k, (long) m * k, b, 0, n, (long) k * n,
+                0f, c, 0, n, (long) m * n);
+        for (int i = 0; i < batch; i++) {
+            Bf16Gemm.gemm(false, false, m, n, k, 1f, a, i * m * k, k, b, i * k * n, n, 0f, one, i * m * n, n);
+        }
+        assertThat(c).isEqualTo(one);
+        assertThat(Bf16Gemm.isNative()).isTrue();
+    }
+
+    @Test
+    void badArgumentsAreRefusedNamingTheOperand() {
+        float[] x = new float[10];
+        assertThatThrownBy(() -> Bf16Gemm.gemm(false, false, 4, 4, 4, 1f, x, 0, 4, x, 0, 4, 0f, x, 0, 4))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("A (4 x 4");
+    }
+}
