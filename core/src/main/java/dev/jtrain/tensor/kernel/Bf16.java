@@ -1,9 +1,5 @@
 package dev.jtrain.tensor.kernel;
 
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
-
 /**
  * bfloat16: the upper 16 bits of an IEEE float (8 exponent bits, 7 stored mantissa bits), so a float converts by
  * rounding away its low half. Rounding is to nearest, ties to even, as {@code vcvtneps2bf16} and PyTorch do; a NaN
@@ -32,12 +28,5 @@ public final class Bf16 {
     /** {@code x} rounded to bf16 precision (exactly representable in bf16). */
     public static float round(float x) {
         return toFloat(bits(x));
-    }
-
-    /** {@link #bits} of each float lane (given as its raw int bits), left in the upper half, the low half zero. */
-    static IntVector roundedHigh(IntVector b) {
-        IntVector r = b.add(0x7FFF).add(b.lanewise(VectorOperators.LSHR, 16).and(1));
-        VectorMask<Integer> nan = b.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
-        return r.blend(b.or(0x0040_0000), nan).and(0xFFFF_0000);
     }
 }

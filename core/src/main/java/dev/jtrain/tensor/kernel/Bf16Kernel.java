@@ -16,24 +16,32 @@ import java.lang.invoke.MethodHandle;
  * <p>Threading: stateless; callers pass their own buffers.
  */
 final class Bf16Kernel {
-    private static final MethodHandle KERNEL;
+    private static final MethodHandle KERNEL, PAIRS, ROWS;
     private static final String UNAVAILABLE;
 
     static {
-        MethodHandle h = null;
+        MethodHandle kernel = null, pairs = null, rows = null;
         String why = null;
         if (!CpuFeatures.CURRENT.avx512bf16()) {
             why = "this CPU has no AVX512_BF16 (or this is not Linux on x86-64)";
         } else {
             try {
-                h = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                        ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG), Linker.Option.critical(true));
+                var critical = Linker.Option.critical(true);
+                ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
+                kernel = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j), critical);
+                pairs = MachineCode.load("bf16_pairs_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
+                        ValueLayout.ADDRESS, j, j, j, j), critical);
+                rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
+                        ValueLayout.ADDRESS, j, j, j), critical);
             } catch (IllegalStateException e) {
                 why = e.getMessage();
+                kernel = pairs = rows = null;
             }
         }
-        KERNEL = h;
+        KERNEL = kernel;
+        PAIRS = pairs;
+        ROWS = rows;
         UNAVAILABLE = why;
     }
 
@@ -64,6 +72,34 @@ final class Bf16Kernel {
                     accumulate ? 1L : 0L);
         } catch (Throwable e) {
             throw new IllegalStateException("bf16 micro-kernel failed: " + e, e);
+        }
+    }
+
+    /**
+     * Pair words from two rows of fp32 ({@code core/src/main/asm/gen_bf16_pairs.py}): for p &lt; kp and each of
+     * {@code groups} groups of 16 columns, {@code dst[p * ldd + 16 g + i] = bf16(src[2p * ld + 16 g + i]) |
+     * bf16(src[(2p + 1) * ld + 16 g + i]) << 16}, rounded to nearest even; the last group only where
+     * {@code lastMask} has its lane set (other lanes are neither read nor written). Strides in elements.
+     */
+    static void pairs(MemorySegment src, int ld, MemorySegment dst, int ldd, int kp, int groups, int lastMask) {
+        try {
+            PAIRS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) ldd * Integer.BYTES, (long) kp, (long) groups,
+                    (long) lastMask);
+        } catch (Throwable e) {
+            throw new IllegalStateException("bf16 pair packing failed: " + e, e);
+        }
+    }
+
+    /**
+     * Rows of fp32 to pair words in order ({@code core/src/main/asm/gen_bf16_rows.py}): the first {@code 32 * groups}
+     * floats of each of {@code rows} rows ({@code ld} apart) become {@code 16 * groups} words ({@code ldd} apart),
+     * word i = bf16(x[2i]) | bf16(x[2i+1]) << 16, rounded to nearest even. Strides in elements.
+     */
+    static void rows(MemorySegment src, int ld, MemorySegment dst, int ldd, int rows, int groups) {
+        try {
+            ROWS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) ldd * Integer.BYTES, (long) rows, (long) groups);
+        } catch (Throwable e) {
+            throw new IllegalStateException("bf16 row packing failed: " + e, e);
         }
     }
 }

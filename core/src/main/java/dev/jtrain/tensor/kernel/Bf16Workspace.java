@@ -45,16 +45,17 @@ final class Bf16Workspace {
         boolean rowA = Bf16Pack.rowMajorA(transA);
         MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp);
         MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        MemorySegment aSeg = MemorySegment.ofArray(a), bSeg = MemorySegment.ofArray(b), scratchSeg = MemorySegment.ofArray(scratch);
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2;
             float betaPc = pc == 0 ? beta : 1f;
             boolean direct = alpha == 1f && (betaPc == 0f || betaPc == 1f);
             for (int ic = i0; ic < i1; ic += mcStep) {
                 int mc = Math.min(mcStep, i1 - ic);
-                Bf16Pack.packA(transA, a, aOff, lda, ic, pc, mc, kc, ap);
+                Bf16Pack.packA(transA, a, aSeg, aOff, lda, ic, pc, mc, kc, ap, apSeg);
                 for (int jc = j0; jc < j1; jc += ncStep) {
                     int nc = Math.min(ncStep, j1 - jc);
-                    Bf16Pack.packB(transB, b, bOff, ldb, pc, jc, kc, nc, bp, scratch, gatherIndex);
+                    Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg, scratch, scratchSeg, gatherIndex);
                     int panels = (nc + NR - 1) / NR, full = nc / NR;
                     for (int ir = 0; ir < mc; ir += MR) {
                         int rows = Math.min(MR, mc - ir);

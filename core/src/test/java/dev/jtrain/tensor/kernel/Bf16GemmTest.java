@@ -103,6 +103,27 @@ class Bf16GemmTest {
         }
     }
 
+    /** A NaN whose payload is only in the bits rounding drops must stay NaN (truncating rounding makes it infinite). */
+    @Test
+    void aNaNOperandGivesNaNNotInfinity() {
+        requireNative();
+        for (boolean tA : new boolean[]{false, true}) {
+            for (boolean tB : new boolean[]{false, true}) {
+                int m = 30, n = 40, k = 70;
+                float[] a = new float[m * k], b = new float[k * n], c = new float[m * n];
+                Arrays.fill(a, 0.5f);
+                Arrays.fill(b, 0.25f);
+                a[tA ? 5 * m + 3 : 3 * k + 5] = Float.intBitsToFloat(0x7F80_0001); // A[3][5]
+                b[tB ? 7 * k + 9 : 9 * n + 7] = Float.intBitsToFloat(0xFF80_0001); // B[9][7]
+                Bf16Gemm.gemm(tA, tB, m, n, k, 1f, a, 0, tA ? m : k, b, 0, tB ? k : n, 0f, c, 0, n);
+                String where = "tA=" + tA + " tB=" + tB;
+                assertThat(c[3 * n + 11]).as("row of the NaN in A, " + where).isNaN();
+                assertThat(c[20 * n + 7]).as("column of the NaN in B, " + where).isNaN();
+                assertThat(c[20 * n + 11]).as("elsewhere, " + where).isEqualTo(70 * 0.125f);
+            }
+        }
+    }
+
     @Test
     void theResultDoesNotDependOnTheThreadCount() {
         requireNative();
