@@ -468,7 +468,7 @@ final class TrainCommand implements Callable<Integer> {
         if (evalBatches != null) s.evalBatches = evalBatches;
         if (seed != null) s.seed = seed;
         if (ckpt != null) s.activationCheckpointing = ckpt;
-        if (precision != null) s.precision = precision;
+        if (precision != null) s.precision = Precision.parse(precision).label(); // a bad value fails here, before any work
         if (dataMaxBytes != null) s.dataMaxBytes = dataMaxBytes;
         if (sampleTokens != null) s.sampleTokens = sampleTokens;
     }

@@ -25,10 +25,7 @@ class CliTest {
     /** The main job's path end to end on a small text: learns, writes metrics, plot, HF weights, sample. */
     @Test
     void trainWritesMetricsPlotWeightsAndSample(@TempDir Path dir) throws Exception {
-        Path text = dir.resolve("corpus.txt");
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 4000; i++) sb.append("public static int add").append(i % 10).append("(int a, int b) { return a + b; }\n");
-        Files.writeString(text, sb);
+        Path text = corpus(dir);
         Path out = dir.resolve("run");
         String log = run("train", "--preset", "tiny", "--data", text.toString(), "--max-steps", "40", "--out", out.toString(),
                 "--peak-gflops", "50", "--no-progress", "--eval-interval", "20");
@@ -43,6 +40,37 @@ class CliTest {
         assertThat(Files.readString(out.resolve("sample.txt"))).startsWith("public ");
     }
 
+    /** {@code --precision bf16}: says how bf16 matmuls run here, trains, learns, and writes fp32 weights. */
+    @Test
+    void trainInBf16SaysHowAndLearns(@TempDir Path dir) throws Exception {
+        Path text = corpus(dir);
+        Path out = dir.resolve("run");
+        String log = run("train", "--preset", "tiny", "--data", text.toString(), "--max-steps", "40", "--out", out.toString(),
+                "--peak-gflops", "50", "--no-progress", "--eval-interval", "20", "--precision", "bf16", "--sample-tokens", "0");
+        assertThat(log).contains("bf16 matmuls: ", "bf16 matmuls, fp32 master weights");
+        List<JsonNode> evals = Files.readAllLines(out.resolve("metrics.jsonl")).stream().map(CliTest::json)
+                .filter(n -> n.get("type").asText().equals("eval")).toList();
+        double unigram = Double.parseDouble(log.replaceAll("(?s).*unigram entropy of the data: ([0-9.]+).*", "$1"));
+        assertThat(evals.getLast().get("valLoss").asDouble()).isLessThan(unigram * 0.8);
+        assertThat(out.resolve("model.safetensors")).exists();
+        assertThatThrownByRun("train", "--preset", "tiny", "--precision", "fp16");
+    }
+
+    /** A bad value fails at once with a message naming it (on stderr), not after data preparation. */
+    private static void assertThatThrownByRun(String... args) {
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        CliRunner.Result r;
+        try {
+            r = CliRunner.exec(args);
+        } finally {
+            System.setErr(old);
+        }
+        assertThat(r.code()).isNotZero();
+        assertThat(err.toString(java.nio.charset.StandardCharsets.UTF_8) + r.out()).contains("precision must be fp32 or bf16, got 'fp16'");
+    }
+
     /** jtrain eval on the committed PyTorch parity model and tokens gives PyTorch's loss (4.488437885 in float64). */
     @Test
     void evalMatchesThePyTorchLoss() throws Exception {
@@ -51,6 +79,14 @@ class CliTest {
                 "--data", parity.resolve("tiny_tokens.bin").toString(), "--batch", "2", "--block", "16", "--json");
         JsonNode j = json(out.lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow());
         assertThat(j.get("loss").asDouble()).isCloseTo(4.488437885, org.assertj.core.api.Assertions.within(1e-5));
+    }
+
+    /** A small, very regular Java-like text to train on. */
+    private static Path corpus(Path dir) throws java.io.IOException {
+        Path text = dir.resolve("corpus.txt");
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 4000; i++) sb.append("public static int add").append(i % 10).append("(int a, int b) { return a + b; }\n");
+        return Files.writeString(text, sb);
     }
 
     private static JsonNode json(String line) {

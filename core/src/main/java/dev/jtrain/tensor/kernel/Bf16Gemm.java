@@ -103,8 +103,8 @@ public final class Bf16Gemm {
             Bf16Workspace ws = WORKSPACE.get();
             for (int t = lo; t < hi; t++) {
                 int ti = t / ftn, tj = t % ftn;
-                int i0 = split(m, ftm, ti, MR), i1 = split(m, ftm, ti + 1, MR);
-                int j0 = split(n, ftn, tj, NR), j1 = split(n, ftn, tj + 1, NR);
+                int i0 = GemmBatches.split(m, ftm, ti, MR), i1 = GemmBatches.split(m, ftm, ti + 1, MR);
+                int j0 = GemmBatches.split(n, ftn, tj, NR), j1 = GemmBatches.split(n, ftn, tj + 1, NR);
                 if (i0 < i1 && j0 < j1) {
                     ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
                 }
@@ -119,30 +119,7 @@ public final class Bf16Gemm {
     public static void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha,
                                    float[] a, int aOff, int lda, long strideA, float[] b, int bOff, int ldb, long strideB,
                                    float beta, float[] c, int cOff, int ldc, long strideC) {
-        if (batch < 0) throw new IllegalArgumentException("bf16 gemmBatched: batch must be >= 0, got batch=" + batch);
-        if (batch == 0) return;
-        SgemmArgs.checkBatch(transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
-                c, cOff, ldc, strideC);
-        long flops = 2L * m * n * k;
-        if (Parallel.threads() > 1 && batch >= 2 && flops < (1L << 23)) {
-            Parallel.forRange(batch, 1, (lo, hi) -> {
-                for (int i = lo; i < hi; i++) {
-                    gemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
-                            b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
-                }
-            });
-        } else {
-            for (int i = 0; i < batch; i++) {
-                gemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
-                        b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
-            }
-        }
-    }
-
-    /** Boundary {@code part} of [0, len) cut into {@code parts} pieces, rounded to multiples of {@code unit}. */
-    private static int split(int len, int parts, int part, int unit) {
-        if (part >= parts) return len;
-        long units = (len + unit - 1) / unit;
-        return (int) Math.min(len, units * part / parts * unit);
+        GemmBatches.run("bf16 gemmBatched", Bf16Gemm::gemm, transA, transB, batch, m, n, k, alpha, a, aOff, lda, strideA, b, bOff, ldb, strideB,
+                beta, c, cOff, ldc, strideC);
     }
 }

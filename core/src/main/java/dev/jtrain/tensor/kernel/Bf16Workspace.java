@@ -7,21 +7,16 @@ import static dev.jtrain.tensor.kernel.Bf16Gemm.NC;
 import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
 
 import java.lang.foreign.MemorySegment;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * One thread's bf16 packing buffers and the blocked loop nest around the native micro-kernel (the five loops of
  * {@link Sgemm}, with k counted in pairs). Full tiles with alpha = 1 and beta = 0 or 1 (every product autograd
  * asks for) go straight into C from the kernel; ragged edges and other alpha/beta go through a tile buffer and
- * {@link #writeBack}. Buffers grow to the largest block seen and are then reused.
+ * {@link SgemmKernel#writeBack}. Buffers grow to the largest block seen and are then reused.
  *
  * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Bf16Gemm}).
  */
 final class Bf16Workspace {
-    private static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
-
     private int[] ap = new int[0];
     private final int[] bp = new int[KC / 2 * NC];
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
@@ -70,28 +65,9 @@ final class Bf16Workspace {
                         if (viaTiles < panels) {
                             Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
                                     panels - viaTiles, tileSeg, NC, false);
-                            writeBack(c, cRow + viaTiles * NR, ldc, alpha, betaPc, rows, nc - viaTiles * NR);
+                            SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, betaPc, rows, nc - viaTiles * NR);
                         }
                     }
-                }
-            }
-        }
-    }
-
-    /** {@code C[0:rows, 0:cols] = alpha * tiles + beta * C}, reading C only when beta != 0, as BLAS specifies. */
-    private void writeBack(float[] c, int cOff, int ldc, float alpha, float beta, int rows, int cols) {
-        for (int r = 0; r < rows; r++) {
-            int ci = cOff + r * ldc, ti = r * NC;
-            for (int j = 0; j < cols; j += F.length()) {
-                FloatVector t = FloatVector.fromArray(F, tiles, ti + j);
-                if (alpha != 1f) t = t.mul(alpha);
-                if (cols - j >= F.length()) {
-                    if (beta != 0f) t = FloatVector.fromArray(F, c, ci + j).fma(FloatVector.broadcast(F, beta), t);
-                    t.intoArray(c, ci + j);
-                } else {
-                    VectorMask<Float> m = F.indexInRange(j, cols);
-                    if (beta != 0f) t = FloatVector.fromArray(F, c, ci + j, m).fma(FloatVector.broadcast(F, beta), t);
-                    t.intoArray(c, ci + j, m);
                 }
             }
         }

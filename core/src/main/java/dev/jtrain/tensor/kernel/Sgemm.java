@@ -90,8 +90,8 @@ public final class Sgemm {
             SgemmWorkspace ws = WORKSPACE.get();
             for (int t = lo; t < hi; t++) {
                 int ti = t / ftn, tj = t % ftn;
-                int i0 = split(m, ftm, ti, MR), i1 = split(m, ftm, ti + 1, MR);
-                int j0 = split(n, ftn, tj, NR), j1 = split(n, ftn, tj + 1, NR);
+                int i0 = GemmBatches.split(m, ftm, ti, MR), i1 = GemmBatches.split(m, ftm, ti + 1, MR);
+                int j0 = GemmBatches.split(n, ftn, tj, NR), j1 = GemmBatches.split(n, ftn, tj + 1, NR);
                 if (i0 < i1 && j0 < j1) {
                     ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
                 }
@@ -113,20 +113,13 @@ public final class Sgemm {
         Parallel.forRange(parts, 1, (lo, hi) -> {
             SgemmWorkspace ws = WORKSPACE.get();
             for (int t = lo; t < hi; t++) {
-                int j0 = split(n, parts, t, NR), j1 = split(n, parts, t + 1, NR);
+                int j0 = GemmBatches.split(n, parts, t, NR), j1 = GemmBatches.split(n, parts, t + 1, NR);
                 if (j0 >= j1) continue;
                 SgemmSmall.gemm(transA, transB, m, j1 - j0, k, alpha, a, aOff, lda,
                         b, transB ? bOff + j0 * ldb : bOff + j0, ldb, beta, c, cOff + j0, ldc,
                         ws.row(Math.max(k, n)), ws.tile());
             }
         });
-    }
-
-    /** Boundary {@code part} of [0, len) cut into {@code parts} pieces, rounded to multiples of {@code unit}. */
-    private static int split(int len, int parts, int part, int unit) {
-        if (part >= parts) return len;
-        long units = (len + unit - 1) / unit;
-        return (int) Math.min(len, units * part / parts * unit);
     }
 
     /**
@@ -138,25 +131,8 @@ public final class Sgemm {
                                     float[] a, int aOff, int lda, long strideA,
                                     float[] b, int bOff, int ldb, long strideB,
                                     float beta, float[] c, int cOff, int ldc, long strideC) {
-        if (batch < 0) throw new IllegalArgumentException("sgemmBatched: batch must be >= 0, got batch=" + batch);
-        if (batch == 0) return;
-        SgemmArgs.checkBatch(transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
-                c, cOff, ldc, strideC);
-        long flops = 2L * m * n * k;
-        // 8 Mflop takes ~100 us on one core: enough to be worth its own parallel region.
-        if (Parallel.threads() > 1 && batch >= 2 && flops < (1L << 23)) {
-            Parallel.forRange(batch, 1, (lo, hi) -> {
-                for (int i = lo; i < hi; i++) {
-                    sgemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
-                            b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
-                }
-            });
-        } else {
-            for (int i = 0; i < batch; i++) {
-                sgemm(transA, transB, m, n, k, alpha, a, (int) (aOff + i * strideA), lda,
-                        b, (int) (bOff + i * strideB), ldb, beta, c, (int) (cOff + i * strideC), ldc);
-            }
-        }
+        GemmBatches.run("sgemmBatched", Sgemm::sgemm, transA, transB, batch, m, n, k, alpha, a, aOff, lda, strideA, b, bOff, ldb, strideB,
+                beta, c, cOff, ldc, strideC);
     }
 
     /** Plain triple loop, accumulating in double; the oracle every optimised path is tested against. */

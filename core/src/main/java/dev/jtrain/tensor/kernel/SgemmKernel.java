@@ -69,9 +69,15 @@ final class SgemmKernel {
      * output buffer is overwritten, as BLAS specifies).
      */
     static void writeBack(float[] tile, float[] c, int cOff, int ldc, float alpha, float beta, int rows, int cols) {
+        writeBack(tile, 0, NR, c, cOff, ldc, alpha, beta, rows, cols);
+    }
+
+    /** As {@link #writeBack(float[], float[], int, int, float, float, int, int)}, from a tile at {@code tileOff} with rows {@code tileLd} apart. */
+    static void writeBack(float[] tile, int tileOff, int tileLd, float[] c, int cOff, int ldc, float alpha, float beta,
+                          int rows, int cols) {
         for (int r = 0; r < rows; r++) {
             int ci = cOff + r * ldc;
-            int ti = r * NR;
+            int ti = tileOff + r * tileLd;
             for (int j = 0; j < cols; j += L) {
                 FloatVector t = FloatVector.fromArray(S, tile, ti + j).mul(alpha);
                 if (cols - j >= L) {
