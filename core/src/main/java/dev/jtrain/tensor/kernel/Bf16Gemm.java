@@ -29,15 +29,16 @@ public final class Bf16Gemm {
     /**
      * Depth of a rank-k update, in values (KC / 2 pairs): the A micro-panel, 12 x 512 words = 24 KiB, stays in the
      * 48 KiB L1d while B panels stream past it. A deeper block means fewer passes over C (each pass adds into all
-     * of it); 1024 beat 512 and 768 at 1024^3 and 2048^3 on one thread (Zen 5; bf16_vs_pytorch.sh).
+     * of it): with 1024 every product of a GPT-2-small-sized model but the head's backward makes one. KC/NC of
+     * 1024/256, 512/512 and 512/256 measured within the machine's noise of each other at 1024^3 and 2048^3 (Zen 5).
      */
     static final int KC = 1024;
     /** Width of a packed B block: 512 pairs x 256 columns x 4 B = 512 KiB, half the 1 MiB per-core L2. */
     static final int NC = 256;
     /**
-     * Most rows of a packed A block: 4092 x 1 KiB = 4 MiB per thread of the shared L3 (32 MiB). Larger than
-     * {@link Sgemm}'s because B is packed once per A block, and packing bf16 (rounding, pairing) costs more than
-     * copying fp32.
+     * Most rows of a packed A block: 4092 rows x 2 KiB = 8 MiB per thread of the shared 32 MiB L3. B is packed once
+     * per A block, so this many rows (a 4 x 1024-token batch) pack B once; blocks are then equal in size, so 4100
+     * rows are two blocks of 2052, not 4092 + 8.
      */
     static final int MC = 4096 / MR * MR;
 

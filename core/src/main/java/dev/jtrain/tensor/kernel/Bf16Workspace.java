@@ -29,7 +29,7 @@ final class Bf16Workspace {
     void gemm(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, float alpha,
               float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
         // Equal blocks: k in an even number of values (a pair never straddles two blocks); m in whole panels, so
-        // that 2048 rows are one block of 2048 and not 2040 + 8 (which would pack all of B twice); n likewise.
+        // that rows just past MC make two equal blocks, not MC and a sliver that packs all of B again; n likewise.
         int kBlocks = (k + KC - 1) / KC;
         int kcStep = ((k + kBlocks - 1) / kBlocks + 1) & ~1;
         int mBlocks = (i1 - i0 + MC - 1) / MC;
