@@ -1,5 +1,7 @@
 package dev.jtrain.tensor.kernel;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * GEMM with bf16 compute on fp32 arrays: {@code C = alpha * op(A) * op(B) + beta * C} as in {@link Sgemm}, with
  * op(A) and op(B) rounded to bf16 (nearest even) as they are packed, their products summed in fp32 by the CPU's
@@ -44,6 +46,8 @@ public final class Bf16Gemm {
 
     private static final boolean NATIVE = resolveNative();
     private static final ThreadLocal<Bf16Workspace> WORKSPACE = ThreadLocal.withInitial(Bf16Workspace::new);
+    /** The caller's buffer for an A block packed by all threads together ({@link #sharedA}). */
+    private static final ThreadLocal<int[][]> SHARED_A = ThreadLocal.withInitial(() -> new int[][]{new int[0]});
 
     private Bf16Gemm() {}
 
@@ -99,6 +103,10 @@ public final class Bf16Gemm {
             }
         }
         int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
+        if (tm == 1 && tn > 1 && m >= 2 * MR * tn) {
+            sharedA(transA, transB, m, n, k, tn, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
         final int ftm = tm, ftn = tn;
         Parallel.forRange(tm * tn, 1, (lo, hi) -> {
             Bf16Workspace ws = WORKSPACE.get();
@@ -111,6 +119,41 @@ public final class Bf16Gemm {
                 }
             }
         });
+    }
+
+    /**
+     * C split into {@code tn} column ranges, one per thread, with A packed once by all of them: each k block's A block
+     * is packed in one parallel region (a share of its panels per thread, into the caller's buffer), then every
+     * thread multiplies it with its own columns of B in a second. The split of C alone would have each thread pack
+     * all of A; for a square product that is 5% of the time on 2 threads. The k blocks are {@link Bf16Workspace}'s,
+     * so the bits are those of any other split.
+     */
+    private static void sharedA(boolean transA, boolean transB, int m, int n, int k, int tn, float alpha,
+                                float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+        int kcStep = Bf16Workspace.kcStep(k), mcStep = Bf16Workspace.mcStep(m);
+        int[][] holder = SHARED_A.get();
+        if (holder[0].length < mcStep * (kcStep / 2)) holder[0] = new int[mcStep * (kcStep / 2)];
+        int[] ap = holder[0];
+        MemorySegment apSeg = MemorySegment.ofArray(ap), aSeg = MemorySegment.ofArray(a);
+        boolean rowA = Bf16Pack.rowMajorA(transA);
+        for (int pc = 0; pc < k; pc += kcStep) {
+            int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
+            float betaPc = pc == 0 ? beta : 1f;
+            for (int ic = 0; ic < m; ic += mcStep) {
+                int mc = Math.min(mcStep, m - ic), fic = ic;
+                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> Bf16Pack.packA(transA, a, aSeg, aOff, lda, fic + lo * MR,
+                        fpc, Math.min(mc, hi * MR) - lo * MR, kc, ap, apSeg, lo * MR * kp));
+                Parallel.forRange(tn, 1, (lo, hi) -> {
+                    Bf16Workspace ws = WORKSPACE.get();
+                    for (int t = lo; t < hi; t++) {
+                        int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
+                        if (j0 < j1) {
+                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, transB, b, bOff, ldb, j0, j1, alpha, betaPc, c, cOff, ldc);
+                        }
+                    }
+                });
+            }
+        }
     }
 
     /**

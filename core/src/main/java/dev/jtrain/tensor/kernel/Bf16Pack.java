@@ -36,11 +36,11 @@ final class Bf16Pack {
         return !transA;
     }
 
-    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap}, ceil(mc/MR) panels of kp * MR words. */
+    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} from {@code apOff}: ceil(mc/MR) panels of kp * MR words. */
     static void packA(boolean transA, float[] a, MemorySegment aSeg, int aOff, int lda, int i0, int p0, int mc, int kc,
-                      int[] ap, MemorySegment apSeg) {
+                      int[] ap, MemorySegment apSeg, int apOff) {
         int kp = (kc + 1) / 2;
-        for (int ip = 0, base = 0; ip < mc; ip += MR, base += kp * MR) {
+        for (int ip = 0, base = apOff; ip < mc; ip += MR, base += kp * MR) {
             int rows = Math.min(MR, mc - ip);
             if (transA) {
                 // a word pairs rows 2p and 2p+1 of the stored A at one column: the panel's MR columns per k pair

@@ -25,49 +25,69 @@ final class Bf16Workspace {
     private final int[] scratch = new int[NR * KC / 2];
     private final int[] gatherIndex = new int[16];
 
+    /** Depth of the k blocks for a product over {@code k}: equal blocks of an even number of values (a pair never straddles two). */
+    static int kcStep(int k) {
+        int kBlocks = (k + KC - 1) / KC;
+        return ((k + kBlocks - 1) / kBlocks + 1) & ~1;
+    }
+
+    /**
+     * Rows of the A blocks for {@code rows} rows: equal blocks in whole panels, so that rows just past MC make two
+     * equal blocks, not MC and a sliver that packs all of B again.
+     */
+    static int mcStep(int rows) {
+        int mBlocks = (rows + MC - 1) / MC;
+        return ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
+    }
+
     /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
     void gemm(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, float alpha,
               float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
-        // Equal blocks: k in an even number of values (a pair never straddles two blocks); m in whole panels, so
-        // that rows just past MC make two equal blocks, not MC and a sliver that packs all of B again; n likewise.
-        int kBlocks = (k + KC - 1) / KC;
-        int kcStep = ((k + kBlocks - 1) / kBlocks + 1) & ~1;
-        int mBlocks = (i1 - i0 + MC - 1) / MC;
-        int mcStep = ((i1 - i0 + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
-        int nBlocks = (j1 - j0 + NC - 1) / NC;
-        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        int kcStep = kcStep(k), mcStep = mcStep(i1 - i0);
         if (ap.length < mcStep * (kcStep / 2)) ap = new int[mcStep * (kcStep / 2)];
-        boolean rowA = Bf16Pack.rowMajorA(transA);
-        MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp);
-        MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
-        MemorySegment aSeg = MemorySegment.ofArray(a), bSeg = MemorySegment.ofArray(b), scratchSeg = MemorySegment.ofArray(scratch);
+        MemorySegment apSeg = MemorySegment.ofArray(ap), aSeg = MemorySegment.ofArray(a);
         for (int pc = 0; pc < k; pc += kcStep) {
-            int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2;
-            float betaPc = pc == 0 ? beta : 1f;
-            boolean direct = alpha == 1f && (betaPc == 0f || betaPc == 1f);
+            int kc = Math.min(kcStep, k - pc);
             for (int ic = i0; ic < i1; ic += mcStep) {
                 int mc = Math.min(mcStep, i1 - ic);
-                Bf16Pack.packA(transA, a, aSeg, aOff, lda, ic, pc, mc, kc, ap, apSeg);
-                for (int jc = j0; jc < j1; jc += ncStep) {
-                    int nc = Math.min(ncStep, j1 - jc);
-                    Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg, scratch, scratchSeg, gatherIndex);
-                    int panels = (nc + NR - 1) / NR, full = nc / NR;
-                    for (int ir = 0; ir < mc; ir += MR) {
-                        int rows = Math.min(MR, mc - ir);
-                        MemorySegment panel = apSeg.asSlice((long) ir * kp * Integer.BYTES);
-                        int aStride = rowA ? kp : 0;
-                        int cRow = cOff + (ic + ir) * ldc + jc;
-                        int viaTiles = 0; // first panel that goes through the tile buffer
-                        if (direct && rows == MR && full > 0) {
-                            Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, betaPc == 1f);
-                            viaTiles = full;
-                        }
-                        if (viaTiles < panels) {
-                            Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
-                                    panels - viaTiles, tileSeg, NC, false);
-                            SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, betaPc, rows, nc - viaTiles * NR);
-                        }
-                    }
+                Bf16Pack.packA(transA, a, aSeg, aOff, lda, ic, pc, mc, kc, ap, apSeg, 0);
+                multiply(Bf16Pack.rowMajorA(transA), ap, apSeg, ic, mc, pc, kc, transB, b, bOff, ldb, j0, j1, alpha,
+                        pc == 0 ? beta : 1f, c, cOff, ldc);
+            }
+        }
+    }
+
+    /**
+     * C[ic : ic+mc, j0:j1] = alpha * A * op(B)[pc : pc+kc, j0:j1] + beta * C for an A block already packed in
+     * {@code ap} (by this thread, or by all threads together: {@link Bf16Gemm}): packs B block by block into this
+     * workspace and runs the kernel over every A panel.
+     */
+    void multiply(boolean rowA, int[] ap, MemorySegment apSeg, int ic, int mc, int pc, int kc, boolean transB,
+                  float[] b, int bOff, int ldb, int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
+        int kp = (kc + 1) / 2;
+        int nBlocks = (j1 - j0 + NC - 1) / NC;
+        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        MemorySegment bSeg = MemorySegment.ofArray(b), scratchSeg = MemorySegment.ofArray(scratch);
+        boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
+        int aStride = rowA ? kp : 0;
+        for (int jc = j0; jc < j1; jc += ncStep) {
+            int nc = Math.min(ncStep, j1 - jc);
+            Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg, scratch, scratchSeg, gatherIndex);
+            int panels = (nc + NR - 1) / NR, full = nc / NR;
+            for (int ir = 0; ir < mc; ir += MR) {
+                int rows = Math.min(MR, mc - ir);
+                MemorySegment panel = apSeg.asSlice((long) ir * kp * Integer.BYTES);
+                int cRow = cOff + (ic + ir) * ldc + jc;
+                int viaTiles = 0; // first panel that goes through the tile buffer
+                if (direct && rows == MR && full > 0) {
+                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f);
+                    viaTiles = full;
+                }
+                if (viaTiles < panels) {
+                    Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
+                            panels - viaTiles, tileSeg, NC, false);
+                    SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
                 }
             }
         }
