@@ -1,6 +1,7 @@
 package dev.jtrain.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jtrain.autograd.Autocast;
 import dev.jtrain.autograd.GradMode;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.data.Batch;
@@ -9,6 +10,7 @@ import dev.jtrain.gpt.data.TokenFile;
 import dev.jtrain.gpt.data.Tokenizers;
 import dev.jtrain.gpt.data.Tokens;
 import dev.jtrain.gpt.GptWeights;
+import dev.jtrain.tensor.kernel.Precision;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -35,10 +37,13 @@ final class EvalCommand implements Callable<Integer> {
     String tokenizer;
     @Option(names = "--batch", defaultValue = "4", description = "Windows per forward pass (default: ${DEFAULT-VALUE}).") int batch;
     @Option(names = "--block", description = "Window length T (default: the model's context).") Integer block;
+    @Option(names = "--precision", defaultValue = "fp32", description = "Matmul precision: fp32, or bf16 (bf16 operands, fp32 "
+            + "accumulation, as torch.autocast) (default: ${DEFAULT-VALUE}).") String precision;
     @Option(names = "--json", description = "Print one JSON object.") boolean json;
 
     @Override
     public Integer call() throws Exception {
+        Precision prec = Precision.parse(precision);
         Gpt model = GptWeights.loadHuggingFace(weights, 0f, 0);
         int t = block != null ? block : model.config().blockSize();
         if (t > model.config().blockSize())
@@ -54,7 +59,7 @@ final class EvalCommand implements Callable<Integer> {
         model.train(false);
         long t0 = System.nanoTime();
         float loss;
-        try (var g = GradMode.noGrad()) {
+        try (var g = GradMode.noGrad(); var cast = Autocast.with(prec)) {
             loss = model.loss(b.x(), b.y(), batch, t).item();
         }
         double ms = (System.nanoTime() - t0) / 1e6;
@@ -65,9 +70,10 @@ final class EvalCommand implements Callable<Integer> {
             out.put("block", t);
             out.put("tokens", batch * t);
             out.put("ms", ms);
+            out.put("precision", prec.label());
             System.out.println(new ObjectMapper().writeValueAsString(out));
         } else {
-            System.out.printf("loss %.6f nats/token over %d x %d tokens (%.0f ms)%n", loss, batch, t, ms);
+            System.out.printf("loss %.6f nats/token over %d x %d tokens (%.0f ms, %s)%n", loss, batch, t, ms, prec.label());
         }
         return 0;
     }

@@ -71,7 +71,7 @@ class CliTest {
         assertThat(err.toString(java.nio.charset.StandardCharsets.UTF_8) + r.out()).contains("precision must be fp32 or bf16, got 'fp16'");
     }
 
-    /** jtrain eval on the committed PyTorch parity model and tokens gives PyTorch's loss (4.488437885 in float64). */
+    /** jtrain eval on the committed PyTorch parity model and tokens gives PyTorch's loss (4.488437885 in float64), and in bf16 autocast's. */
     @Test
     void evalMatchesThePyTorchLoss() throws Exception {
         Path parity = Path.of(CliTest.class.getResource("/parity/tiny_gpt2.safetensors").toURI()).getParent();
@@ -79,6 +79,14 @@ class CliTest {
                 "--data", parity.resolve("tiny_tokens.bin").toString(), "--batch", "2", "--block", "16", "--json");
         JsonNode j = json(out.lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow());
         assertThat(j.get("loss").asDouble()).isCloseTo(4.488437885, org.assertj.core.api.Assertions.within(1e-5));
+
+        // in bf16: near PyTorch autocast's 4.487759 (make_autocast_reference.py), and not the fp32 loss
+        String bf16 = run("eval", "--init-from", parity.resolve("tiny_gpt2.safetensors").toString(),
+                "--data", parity.resolve("tiny_tokens.bin").toString(), "--batch", "2", "--block", "16", "--json", "--precision", "bf16");
+        JsonNode b = json(bf16.lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow());
+        assertThat(b.get("precision").asText()).isEqualTo("bf16");
+        assertThat(b.get("loss").asDouble()).isCloseTo(4.487759, org.assertj.core.api.Assertions.within(5e-3));
+        assertThat(Math.abs(b.get("loss").asDouble() - 4.488437885)).isGreaterThan(1e-5);
     }
 
     /** A small, very regular Java-like text to train on. */
