@@ -22,8 +22,6 @@ import java.util.function.IntToDoubleFunction;
 final class PeakFlops {
     private PeakFlops() {}
 
-    static double measure() { return measure(Precision.FP32); }
-
     static double measure(Precision precision) {
         return measure(cacheFile(), key(precision), Parallel.threads(), t -> bestOfThree(t, precision));
     }

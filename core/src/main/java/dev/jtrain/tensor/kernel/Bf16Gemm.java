@@ -107,18 +107,8 @@ public final class Bf16Gemm {
             sharedA(transA, transB, m, n, k, tn, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
-        final int ftm = tm, ftn = tn;
-        Parallel.forRange(tm * tn, 1, (lo, hi) -> {
-            Bf16Workspace ws = WORKSPACE.get();
-            for (int t = lo; t < hi; t++) {
-                int ti = t / ftn, tj = t % ftn;
-                int i0 = GemmBatches.split(m, ftm, ti, MR), i1 = GemmBatches.split(m, ftm, ti + 1, MR);
-                int j0 = GemmBatches.split(n, ftn, tj, NR), j1 = GemmBatches.split(n, ftn, tj + 1, NR);
-                if (i0 < i1 && j0 < j1) {
-                    ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
-                }
-            }
-        });
+        GemmBatches.rectangles(m, n, tm, tn, MR, NR, (i0, i1, j0, j1) -> WORKSPACE.get()
+                .gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc));
     }
 
     /**

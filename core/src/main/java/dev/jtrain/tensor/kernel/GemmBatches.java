@@ -1,8 +1,8 @@
 package dev.jtrain.tensor.kernel;
 
 /**
- * What {@link Sgemm} and {@link Bf16Gemm} share around their products: how C is cut between threads, and how a batch
- * of independent products is spread over them.
+ * What {@link Sgemm} and {@link Bf16Gemm} share around their products: how C is cut into rectangles between threads,
+ * and how a batch of independent products is spread over them.
  *
  * <p>Threading: stateless.
  */
@@ -14,7 +14,28 @@ final class GemmBatches {
                  float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc);
     }
 
+    /** The part of C one thread computes: rows [i0, i1), columns [j0, j1). */
+    @FunctionalInterface
+    interface Rectangle {
+        void run(int i0, int i1, int j0, int j1);
+    }
+
     private GemmBatches() {}
+
+    /**
+     * Cuts m x n into tm x tn rectangles (edges on multiples of {@code mr} rows and {@code nr} columns) and runs
+     * {@code body} on each non-empty one, one per thread of the {@link Parallel} pool.
+     */
+    static void rectangles(int m, int n, int tm, int tn, int mr, int nr, Rectangle body) {
+        Parallel.forRange(tm * tn, 1, (lo, hi) -> {
+            for (int t = lo; t < hi; t++) {
+                int ti = t / tn, tj = t % tn;
+                int i0 = split(m, tm, ti, mr), i1 = split(m, tm, ti + 1, mr);
+                int j0 = split(n, tn, tj, nr), j1 = split(n, tn, tj + 1, nr);
+                if (i0 < i1 && j0 < j1) body.run(i0, i1, j0, j1);
+            }
+        });
+    }
 
     /**
      * {@code batch} independent products; matrix {@code i} of A starts at {@code aOff + i * strideA} (likewise B, C).

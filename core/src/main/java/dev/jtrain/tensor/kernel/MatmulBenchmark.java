@@ -35,11 +35,6 @@ public final class MatmulBenchmark {
 
     private MatmulBenchmark() {}
 
-    /** Verifies, then times sgemm(m, n, k) on {@code threads} threads. */
-    public static Result run(int m, int n, int k, int threads) {
-        return run(m, n, k, threads, Precision.FP32);
-    }
-
     /** Verifies, then times the product (m, n, k) in {@code precision} on {@code threads} threads. */
     public static Result run(int m, int n, int k, int threads, Precision precision) {
         if (m < 1 || n < 1 || k < 1 || threads < 1) {
@@ -82,10 +77,6 @@ public final class MatmulBenchmark {
      * Sizes around multiples of the tile sizes, to show tile quantisation: square sizes near 1024, and
      * m = 1 .. MR + 1 against 1024 x 1024 (the shapes of a decode step).
      */
-    public static List<Result> sweep(int threads) {
-        return sweep(threads, Precision.FP32);
-    }
-
     public static List<Result> sweep(int threads, Precision precision) {
         List<Result> out = new ArrayList<>();
         for (int s : new int[] {1024, 1025, 1031, 1040, 1048, 1056, 1072, 1088}) out.add(run(s, s, s, threads, precision));

@@ -84,19 +84,8 @@ public final class Sgemm {
         int tm = Math.min(threads, Math.max(1, m / (2 * MR)));
         while (threads % tm != 0) tm--;
         int tn = Math.min(threads / tm, Math.max(1, n / NR));
-        int parts = tm * tn;
-        final int ftm = tm, ftn = tn;
-        Parallel.forRange(parts, 1, (lo, hi) -> {
-            SgemmWorkspace ws = WORKSPACE.get();
-            for (int t = lo; t < hi; t++) {
-                int ti = t / ftn, tj = t % ftn;
-                int i0 = GemmBatches.split(m, ftm, ti, MR), i1 = GemmBatches.split(m, ftm, ti + 1, MR);
-                int j0 = GemmBatches.split(n, ftn, tj, NR), j1 = GemmBatches.split(n, ftn, tj + 1, NR);
-                if (i0 < i1 && j0 < j1) {
-                    ws.gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
-                }
-            }
-        });
+        GemmBatches.rectangles(m, n, tm, tn, MR, NR, (i0, i1, j0, j1) -> WORKSPACE.get()
+                .gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc));
     }
 
     /** Splits the unpacked path over column ranges of C (rows are too few to share out). */
