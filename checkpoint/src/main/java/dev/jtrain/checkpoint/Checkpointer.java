@@ -20,6 +20,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -150,10 +151,10 @@ public final class Checkpointer implements AutoCloseable {
     public int worldSize() { return world; }
 
     /** The newest committed step under {@code root} in this checkpointer's storage, as this rank sees it. */
-    public java.util.OptionalLong newestStep(Path root) {
+    public OptionalLong newestStep(Path root) {
         try {
             List<Path> steps = storage.committedSteps(root);
-            return steps.isEmpty() ? java.util.OptionalLong.empty() : storage.stepOf(steps.getLast());
+            return steps.isEmpty() ? OptionalLong.empty() : storage.stepOf(steps.getLast());
         } catch (IOException e) {
             throw new CheckpointException("rank " + rank + ": cannot list the checkpoints under " + root + ": " + e, e);
         }

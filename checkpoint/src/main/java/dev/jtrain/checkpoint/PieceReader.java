@@ -32,10 +32,10 @@ import java.util.zip.CRC32C;
  * for writes turns direct I/O off ({@code -Djtrain.checkpoint.directIo=false}).
  *
  * <p>Replicated state loaded without broadcast is read by every rank, directly too: one rank reading through the page
- * cache for the others on its host would halve the disk traffic, but on this VM fresh page-cache memory costs more
- * than the second read (the guest hands freed pages back to the host, which faults them in again at 1.5-2.6 s/GiB):
- * the 2-rank load of 1 GiB measured 0.87-1.07 s direct against 1.13-1.40 s shared through the page cache. A broadcast
- * load reads each byte once and costs neither.
+ * cache for the others on its host would halve the disk traffic, but on a VM fresh page-cache memory can cost more
+ * than the second read (the guest hands freed pages back to the host, which faults them in again), and on the
+ * development VM a 2-rank load was faster with both ranks reading directly (bench/MEASUREMENTS.md, "direct reads on
+ * load"). A broadcast load reads each byte once and costs neither.
  *
  * <p>Each piece is checked before its bytes are read: the shard file's safetensors header (parsed once per file, which
  * also checks the file is whole) and the piece's dtype and length against the metadata. Failures are
@@ -48,7 +48,8 @@ import java.util.zip.CRC32C;
 final class PieceReader implements AutoCloseable {
     /**
      * Reads are issued in chunks of the kernel's sequential readahead window (read_ahead_kb = 8192 here); a direct read
-     * of this size is two requests of the device's largest (max_sectors_kb = 4096). 16 and 32 MiB measured the same.
+     * of this size is two requests of the device's largest (max_sectors_kb = 4096). Larger chunks were no faster
+     * (bench/MEASUREMENTS.md, "direct reads on load").
      */
     private static final long READ_CHUNK = 8L << 20;
     /** The consumer checksums and places this much at a time, so the second pass finds it in cache. */
@@ -69,9 +70,9 @@ final class PieceReader implements AutoCloseable {
     /**
      * An open shard file, with a second channel that reads past the page cache, opened when a run first needs it (null
      * where direct I/O is off or the file system refuses it). Direct reads of data that is not cached cost the kernel
-     * almost no CPU: measured here, reading two 512 MiB files buffered kept 28-64% of both cores busy in the kernel
-     * (page-cache allocation and the copy out of it), direct 1.4-5% — CPU that the checksums and swaps of the load, and
-     * the other rank, need on the same cores.
+     * almost no CPU, where buffered ones keep the cores busy in the kernel (page-cache allocation and the copy out of
+     * it; bench/MEASUREMENTS.md, "direct reads on load") — CPU that the checksums and swaps of the load, and the other
+     * rank, need on the same cores.
      */
     private static final class OpenFile {
         private final Path path;

@@ -11,6 +11,7 @@ import me.tongfei.progressbar.ProgressBarStyle;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Renders training progress (step, loss, tokens/s, MFU, ETA) as a terminal progress bar and records every step
@@ -88,7 +89,7 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
 
     @Override
     public void onCheckpointFailed(String tier, int step, String why) {
-        log.write("checkpoint_failed", java.util.Map.of("tier", tier, "step", step, "why", why));
+        log.write("checkpoint_failed", Map.of("tier", tier, "step", step, "why", why));
         String line = String.format("%s checkpoint at step %d failed; training goes on (the other tiers keep theirs): %s", tier, step, why);
         if (bar != null) bar.setExtraMessage(line);
         else plain.println(line);

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -30,6 +31,9 @@ final class TopoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (nproc < 1) throw new IllegalArgumentException("--nproc must be >= 1, got " + nproc);
+        if (!List.of("auto", "shm", "tcp").contains(transport.toLowerCase(Locale.ROOT)))
+            throw new IllegalArgumentException("--transport must be auto, shm or tcp, got " + transport);
         if (ClusterEngines.rankLayout(EngineEnv.current()).isPresent()) {
             // started as one rank of many (srun, mpirun, jtrain launch): measure in this process; rank 0 prints
             Topology.main(new String[0]);

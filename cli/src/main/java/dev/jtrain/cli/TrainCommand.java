@@ -1,6 +1,7 @@
 package dev.jtrain.cli;
 
 import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
+import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
@@ -38,7 +39,9 @@ import dev.jtrain.train.TrainListener;
 import dev.jtrain.train.Trainer;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -54,6 +57,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 
 /**
  * {@code jtrain train}: the main job. With no flags it trains the built-in default preset on the running JDK's own
@@ -128,7 +132,7 @@ final class TrainCommand implements Callable<Integer> {
     boolean resume;
     @Option(names = "--keep-last", defaultValue = "0", description = "Keep only the newest K committed checkpoints (0 = all).")
     int keepLast;
-    @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+    @Spec CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -159,7 +163,7 @@ final class TrainCommand implements Callable<Integer> {
             Parallel.setThreads(CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
         }
         try {
-            return train(s, pg);
+            return train(s, pg, env.vars());
         } finally {
             if (pg != null) pg.close();
         }
@@ -171,8 +175,11 @@ final class TrainCommand implements Callable<Integer> {
     /** What the lead rank's run loop returns: the result, and the best single step's MFU (to check the peak). */
     private record Outcome(Trainer.Result result, double bestStepMfu) { }
 
-    /** Assembles a run from the settings: data, model, strategy, checkpointing; runs it; reports and saves. */
-    private Integer train(TrainSettings s, ProcessGroup pg) throws Exception {
+    /**
+     * Assembles a run from the settings: data, model, strategy, checkpointing; runs it; reports and saves. {@code env}
+     * is the process environment as {@link #call} read it once (what the launcher set for this rank).
+     */
+    private Integer train(TrainSettings s, ProcessGroup pg, Map<String, String> env) throws Exception {
         int rank = pg == null ? 0 : pg.rank(), world = pg == null ? 1 : pg.size();
         boolean lead = rank == 0;
         PrintStream console = lead ? System.out : new PrintStream(OutputStream.nullOutputStream());
@@ -202,15 +209,15 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 p -> DataParallel.create(p, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
-        keepPerRankBatch(trainer, tc, world, console);
+        keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
         PreemptionSignal.onTerm(trainer::requestStop);
-        List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console);
+        List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console, env);
         long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
         var mem = trainer.parallel().memory();
         console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
                 mem.parameterBytes() / 1048576.0, mem.gradientBytes() / 1048576.0, mem.optimizerBytes() / 1048576.0,
                 mem.bytesPerParameter());
-        Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source(), readyAtMs)
+        Outcome outcome = lead ? runWithProgress(trainer, tc, dir, cfg, data.source(), readyAtMs, RecoveryTimeline.fromEnv(env))
                 : new Outcome(trainer.run(new TrainListener() {}), 0);
         closeTiers(tiers);
         if (trace != null) trace.close();
@@ -278,8 +285,7 @@ final class TrainCommand implements Callable<Integer> {
      * is kept (each rank takes more rows), and, where the rows divide, each rank runs them as accumulated pieces of
      * the size it had, so its activation memory stays as it was.
      */
-    private static void keepPerRankBatch(Trainer trainer, TrainConfig tc, int world, PrintStream console) {
-        String launched = System.getenv(RendezvousEnv.JOB_WORLD_SIZE);
+    private static void keepPerRankBatch(Trainer trainer, TrainConfig tc, int world, PrintStream console, String launched) {
         int jobWorld = launched == null ? world : Integer.parseInt(launched);
         if (jobWorld <= world) return;
         int rows = tc.batchSize() / world, before = tc.batchSize() / jobWorld;
@@ -301,13 +307,13 @@ final class TrainCommand implements Callable<Integer> {
      * The checkpoint tiers (disk for --ckpt-dir, memory for --mem-ckpt-every; disk first, so a stop on SIGTERM saves
      * there), after --resume loaded the newest checkpoint any of them holds (memory first on a tie).
      */
-    private List<CheckpointTier> setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console) {
+    private List<CheckpointTier> setUpCheckpointing(Trainer trainer, ProcessGroup pg, int world, PrintStream console,
+                                                    Map<String, String> env) {
         List<CheckpointTier> tiers = new ArrayList<>();
         CheckpointerOptions options = CheckpointerOptions.fromSystemProperties();
         if (ckptDir != null)
             tiers.add(new CheckpointTier("disk", new Checkpointer(pg, options), ckptDir, ckptEvery, asyncCkpt, keepLast));
         if (memCkptEvery > 0) {
-            Map<String, String> env = System.getenv();
             String holders = env.get(RendezvousEnv.CKPT_HOLDERS);
             if (holders == null || holders.isBlank())
                 throw new IllegalArgumentException("--mem-ckpt-every keeps checkpoints in the memory of the launchers, which outlive the"
@@ -326,7 +332,7 @@ final class TrainCommand implements Callable<Integer> {
         var r = trainer.resumeNewest(tiers.reversed(), world > 1);
         if (r.isEmpty()) {
             console.printf("no committed checkpoint %s; starting from step 0%n", tiers.stream().map(t -> t.name().equals("disk")
-                    ? "in " + ckptDir : "in the nodes' memory").collect(java.util.stream.Collectors.joining(" or ")));
+                    ? "in " + ckptDir : "in the nodes' memory").collect(Collectors.joining(" or ")));
             return tiers;
         }
         for (String f : r.get().fellBack()) console.printf("could not resume from %s; trying the next tier%n", f);
@@ -368,7 +374,7 @@ final class TrainCommand implements Callable<Integer> {
         for (CheckpointTier t : tiers) {
             try {
                 t.checkpointer().close();
-            } catch (dev.jtrain.checkpoint.CheckpointException e) {
+            } catch (CheckpointException e) {
                 if (t.name().equals("disk")) throw e;
                 System.err.println("the last " + t.name() + " checkpoint failed (the disk one stands): " + e.getMessage());
             }
@@ -377,10 +383,9 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** The lead rank's run: progress bar or log lines, metrics.jsonl, and loss.png at the end. */
-    private Outcome runWithProgress(Trainer trainer, TrainConfig tc, Path dir, GptConfig cfg, Path source, long readyAtMs)
-            throws Exception {
+    private Outcome runWithProgress(Trainer trainer, TrainConfig tc, Path dir, GptConfig cfg, Path source, long readyAtMs,
+                                    Optional<RecoveryTimeline> recovery) throws Exception {
         boolean fancy = !noProgress && System.console() != null;
-        Optional<RecoveryTimeline> recovery = RecoveryTimeline.fromEnv(System.getenv());
         Path metrics = dir.resolve("metrics.jsonl");
         long lastStepBefore = recovery.isPresent() ? MetricsLog.lastStep(metrics) : -1;
         try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());

@@ -15,7 +15,8 @@ import dev.jtrain.comm.transport.Transports;
  * ranks in the job's store, connects the transport (shared memory on this host, TCP across hosts;
  * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}, its ranks
  * watching each other's heartbeats ({@link HeartbeatOptions#fromEnv}, {@code JTRAIN_HEARTBEAT_TIMEOUT_MS}). With
- * {@code JTRAIN_CPU_BIND=auto}, ranks sharing a host are first bound to disjoint CPUs ({@link CpuBinding}).
+ * {@code JTRAIN_CPU_BIND=auto} ({@link TransportOptions#cpuBind}), ranks sharing a host are first bound to disjoint CPUs
+ * ({@link CpuBinding}).
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
  * transport and the store connection).
@@ -35,11 +36,12 @@ public final class ProcessGroups {
      */
     public static ProcessGroup initFromEnv(ProcessGroupOptions options, HeartbeatOptions heartbeat) {
         Rendezvous rdv = Rendezvous.fromEnv();
-        // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
-        CpuBinding.bindLocalRank(System.getenv(CpuBinding.ENV), rdv.localRank(), rdv.localWorldSize());
         Transport transport = null;
         try {
-            transport = Transports.create(TransportOptions.fromEnv(System.getenv(), rdv.timeoutMs()), rdv.store(), rdv.rank(), rdv.worldSize());
+            TransportOptions transportOptions = TransportOptions.fromEnv(System.getenv(), rdv.timeoutMs());
+            // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
+            CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
+            transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());
             ProcessGroup g = ProcessGroup.create(transport, options);
             g.closeAlso(rdv);
             if (heartbeat.enabled() && g.size() > 1) {

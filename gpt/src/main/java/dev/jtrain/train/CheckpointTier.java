@@ -4,8 +4,10 @@ import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.SaveOptions;
 import dev.jtrain.checkpoint.SaveReport;
+import dev.jtrain.tensor.state.Stateful;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -68,7 +70,7 @@ public final class CheckpointTier {
     void startedAt(int step) { lastSaved = step; }
 
     /** Starts saving the state after {@code stepsDone} steps; a stop-time save is synchronous whatever the tier says. */
-    void save(int stepsDone, java.util.Map<String, dev.jtrain.tensor.state.Stateful> state, boolean forceSync, TrainListener listener,
+    void save(int stepsDone, Map<String, Stateful> state, boolean forceSync, TrainListener listener,
               long runStart) {
         long b0 = System.nanoTime(); // blocked time includes waiting for the previous save, if still writing
         awaitPrevious(listener, runStart);

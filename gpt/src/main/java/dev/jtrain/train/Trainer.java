@@ -3,6 +3,7 @@ package dev.jtrain.train;
 import dev.jtrain.autograd.Autocast;
 import dev.jtrain.autograd.GradMode;
 import dev.jtrain.autograd.SavedMemory;
+import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.LoadOptions;
 import dev.jtrain.checkpoint.LoadReport;
@@ -22,9 +23,11 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryType;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -156,7 +159,7 @@ public final class Trainer {
      * named in {@link Resumed#fellBack}. Every rank sees the same outcome: the ranks first agree on each tier's newest
      * step, and a failed load fails on every rank alike. Empty when no tier holds a checkpoint. Collective.
      */
-    public java.util.Optional<Resumed> resumeNewest(List<CheckpointTier> preferred, boolean broadcast) {
+    public Optional<Resumed> resumeNewest(List<CheckpointTier> preferred, boolean broadcast) {
         List<CheckpointTier> order = new ArrayList<>();
         Map<CheckpointTier, Long> newest = new LinkedHashMap<>();
         List<String> fellBack = new ArrayList<>();
@@ -165,7 +168,7 @@ public final class Trainer {
             long agreed;
             try {
                 agreed = agreedStep(mine, t);
-            } catch (dev.jtrain.checkpoint.CheckpointException e) { // every rank alike: the disagreement is agreed on
+            } catch (CheckpointException e) { // every rank alike: the disagreement is agreed on
                 fellBack.add(t.name() + ": " + e.getMessage());
                 continue;
             }
@@ -174,7 +177,7 @@ public final class Trainer {
                 order.add(t);
             }
         }
-        order.sort(java.util.Comparator.comparingLong((CheckpointTier t) -> -newest.get(t))); // stable: ties keep preference
+        order.sort(Comparator.comparingLong((CheckpointTier t) -> -newest.get(t))); // stable: ties keep preference
         for (int i = 0; i < order.size(); i++) {
             CheckpointTier t = order.get(i);
             // not below the next tier's newest: falling back within this tier must not skip a newer step there
@@ -187,14 +190,14 @@ public final class Trainer {
                     if (other != t && newest.get(other) > r.step())
                         for (String moved : other.checkpointer().setAsideNewerThan(other.root(), r.step()))
                             fellBack.add(other.name() + ": set aside " + moved);
-                return java.util.Optional.of(new Resumed(t, r, fellBack));
-            } catch (dev.jtrain.checkpoint.CheckpointException e) {
+                return Optional.of(new Resumed(t, r, fellBack));
+            } catch (CheckpointException e) {
                 fellBack.add(t.name() + " (step " + newest.get(t) + "): " + e.getMessage());
             }
         }
         if (!fellBack.isEmpty() && !order.isEmpty())
-            throw new dev.jtrain.checkpoint.CheckpointException("no checkpoint in any tier loads: " + String.join("; ", fellBack));
-        return java.util.Optional.empty();
+            throw new CheckpointException("no checkpoint in any tier loads: " + String.join("; ", fellBack));
+        return Optional.empty();
     }
 
     /** {@code mine} if every rank sees the same newest step in {@code t}; else fails on every rank, naming it. */
@@ -203,7 +206,7 @@ public final class Trainer {
         float avg = parallel.average((float) mine);
         boolean differs = parallel.average(avg == (float) mine ? 0f : 1f) > 0f;
         if (differs)
-            throw new dev.jtrain.checkpoint.CheckpointException("ranks see different newest checkpoints in " + t.name() + " ("
+            throw new CheckpointException("ranks see different newest checkpoints in " + t.name() + " ("
                     + t.root() + "): this rank sees step " + mine + "; make every rank see the same checkpoints (a shared"
                     + " directory), or resume from an explicit step");
         return mine;

@@ -89,9 +89,9 @@ class TrainerCheckpointTest {
     }
 
     /**
-     * The snapshot is held back 300 ms before it copies ({@link SlowSnapshots}), far longer than this model's forward and
-     * backward: the checkpoint holds the parameters of the step it was taken at only because the next optimizer step
-     * waits for the copy.
+     * The snapshot is held back {@code delayMs} before it copies ({@link SlowSnapshots}), far longer than this model's
+     * forward and backward: the checkpoint holds the parameters of the step it was taken at only because the next
+     * optimizer step waits for the copy. A save that waited for the copy itself would block for at least the delay.
      */
     @Test
     void theOptimizerStepWaitsForAnOverlappedSnapshot() {
@@ -99,7 +99,8 @@ class TrainerCheckpointTest {
         Trainer t = new Trainer(config(4), g, TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
         float[][] atSave = new float[1][];
         List<CheckpointMetrics> seen = new ArrayList<>();
-        try (Checkpointer c = SlowSnapshots.checkpointer(null, 300)) {
+        long delayMs = 1_000;
+        try (Checkpointer c = SlowSnapshots.checkpointer(null, delayMs)) {
             t.setCheckpointing(c, dir, 2, true, 0);
             t.run(new TrainListener() {
                 @Override public void onStep(StepMetrics m) {
@@ -110,8 +111,8 @@ class TrainerCheckpointTest {
             });
         }
         assertThat(seen).extracting(CheckpointMetrics::step).containsExactly(2, 4);
-        assertThat(seen.get(0).snapshotWaitMs()).as("the fence waited for the held-back copy").isGreaterThan(100);
-        assertThat(seen.get(0).blockedMs()).as("save itself returned before the copy").isLessThan(300);
+        assertThat(seen.get(0).snapshotWaitMs()).as("the fence waited for the held-back copy").isPositive();
+        assertThat(seen.get(0).blockedMs()).as("save itself returned before the copy").isLessThan(delayMs);
         Trainer back = new Trainer(config(4), new Gpt(MODEL, SEED + 7), TrainerCheckpointTest::batch, TrainerCheckpointTest::batch);
         try (Checkpointer c = new Checkpointer(null)) {
             back.resume(c, dir.resolve("step-000002"), LoadOptions.latest());

@@ -21,8 +21,9 @@ public final class ReduceKernels {
 
     /**
      * Runs the float32 SUM kernel (all-reduce's hot loop) until the JIT has compiled it, once per JVM: interpreted or
-     * C1-compiled Vector API code is ~100x slower than C2's, and the first ~second of real collectives would pay for
-     * it. Tiny vectors reach the compile thresholds in ~0.2 s.
+     * C1-compiled Vector API code allocates a box per vector op and is orders of magnitude slower than C2's, and the
+     * first real collectives would pay for it. Looping over tiny vectors reaches the compile thresholds quickly
+     * (bench/MEASUREMENTS.md, "reduce kernel warm-up").
      */
     public static void warmUp() {
         if (!WARMED.compareAndSet(false, true)) return;

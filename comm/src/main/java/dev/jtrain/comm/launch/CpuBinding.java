@@ -19,9 +19,9 @@ import java.util.stream.Stream;
  * {@code mpirun --bind-to core} does by default for small jobs.
  *
  * <p>Why it exists, and why it is off by default: ranks that exchange through shared memory poll for each other's
- * bytes, and two ranks' hot threads on one CPU make a large all-reduce 2-4x slower (pinning both ranks to one CPU
- * reproduces that every time). Binding rules it out for the ranks, but a bound rank can not move away from
- * whatever else lands on its CPU (the launcher, other jobs), and in 10 alternating runs binding did not beat the
+ * bytes, and two ranks' hot threads on one CPU make a large all-reduce several times slower (pinning both ranks to
+ * one CPU reproduces that every time). Binding rules it out for the ranks, but a bound rank can not move away from
+ * whatever else lands on its CPU (the launcher, other jobs), and in alternating runs binding did not beat the
  * scheduler (bench/allreduce_runs.sh, bench/MEASUREMENTS.md "CPU binding"). It stays for hosts where the scheduler
  * does worse, like MPI's option.
  *

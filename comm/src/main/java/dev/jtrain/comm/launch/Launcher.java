@@ -1,5 +1,6 @@
 package dev.jtrain.comm.launch;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.jtrain.comm.store.BulkStoreServer;
 import dev.jtrain.comm.transport.Transports;
 import dev.jtrain.comm.store.StoreFrameDescriptor;
@@ -13,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
@@ -170,8 +172,8 @@ public final class Launcher {
      * What the checkpoint memory holder may hold (off the heap): 2/5 of the host's memory, the rest left to the ranks.
      * Ranks check their in-memory checkpoints fit before they start keeping them there.
      */
-    static final long HOLDER_BUDGET = ((com.sun.management.OperatingSystemMXBean)
-            java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize() / 5 * 2;
+    static final long HOLDER_BUDGET = ((OperatingSystemMXBean)
+            ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize() / 5 * 2;
 
     /** Nodes in the attempt running last, for node 0's wait for the others to leave. */
     private List<Integer> lastMembers = List.of();

@@ -1,5 +1,6 @@
 package dev.jtrain.comm.store;
 
+import dev.jtrain.comm.CommException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -7,6 +8,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -19,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -29,7 +32,8 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
  * It speaks the {@link TcpStoreServer} protocol, so a {@link TcpStore} is its client, but keeps every value off the
  * heap, each in its own arena, read from the socket straight into place and sent back from there. A heap store
  * copies each value twice more (socket buffer to array, and again when old arrays are compacted) and collects
- * gigabytes of retained arrays; measured on the holders of a `small` run, that was most of their CPU.
+ * gigabytes of retained arrays, CPU taken from the ranks on the same host (bench/MEASUREMENTS.md, "checkpoint
+ * holder").
  *
  * <p>What it serves: HELLO (job token, checked in constant time), SET, GET (never waits: an absent key answers
  * TIMEOUT at once), ADD, DELETE, NUM_KEYS. CAS and WAIT are rendezvous operations and are refused. Values count
@@ -86,7 +90,7 @@ public final class BulkStoreServer implements AutoCloseable {
             server = ServerSocketChannel.open();
             server.bind(TcpStoreServer.ANY_ADDRESS.equals(host) ? new InetSocketAddress(port) : new InetSocketAddress(host, port));
         } catch (IOException e) {
-            throw new dev.jtrain.comm.CommException("bulk store: cannot listen on " + host + ":" + port + ": " + e, e);
+            throw new CommException("bulk store: cannot listen on " + host + ":" + port + ": " + e, e);
         }
         Thread.ofPlatform().daemon().name("jtrain-bulk-store-accept").start(this::acceptLoop);
     }
@@ -110,7 +114,7 @@ public final class BulkStoreServer implements AutoCloseable {
 
     private void serve(SocketChannel ch) {
         String who = "?";
-        java.util.concurrent.atomic.AtomicBoolean admitted = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean admitted = new AtomicBoolean();
         try (ch) {
             who = String.valueOf(ch.getRemoteAddress());
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
@@ -272,7 +276,7 @@ public final class BulkStoreServer implements AutoCloseable {
                     if (old != null) {
                         old.lock.readLock().lock();
                         try {
-                            if (!old.freed) was = Long.parseLong(new String(old.bytes.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                            if (!old.freed) was = Long.parseLong(new String(old.bytes.toArray(ValueLayout.JAVA_BYTE),
                                     StandardCharsets.US_ASCII));
                         } finally {
                             old.lock.readLock().unlock();

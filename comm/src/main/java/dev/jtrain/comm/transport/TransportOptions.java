@@ -1,5 +1,7 @@
 package dev.jtrain.comm.transport;
 
+import dev.jtrain.comm.launch.CpuBinding;
+
 import java.util.Locale;
 import java.util.Map;
 
@@ -16,9 +18,12 @@ import java.util.Map;
  * @param shmRingBytes  data capacity of each shared-memory ring; 0 for the default
  * @param maxUnexpectedBytes bytes this rank may hold for messages that arrive before their receive is posted, over
  *                      all links ({@link UnexpectedBudget}); 0 for {@link UnexpectedBudget#DEFAULT_BYTES}
+ * @param cpuBind       the {@link CpuBinding#ENV} setting ({@code none} or {@code auto}; {@code null} = none) that
+ *                      {@code ProcessGroups.initFromEnv} applies before it creates the transport, whose threads inherit
+ *                      the mask; {@link CpuBinding#bindLocalRank} validates it. {@link Transports#create} ignores it.
  */
 public record TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
-                               String advertiseHost, int shmRingBytes, long maxUnexpectedBytes) {
+                               String advertiseHost, int shmRingBytes, long maxUnexpectedBytes, String cpuBind) {
     public static final String KIND_ENV = "JTRAIN_TRANSPORT";
     /** Address other hosts dial to reach this rank's TCP transport, when the store's view is not the right one. */
     public static final String ADVERTISE_ENV = "JTRAIN_ADVERTISE_ADDR";
@@ -35,10 +40,16 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
         if (maxUnexpectedBytes == 0) maxUnexpectedBytes = UnexpectedBudget.DEFAULT_BYTES;
     }
 
-    /** As the long form, with the default ring size and budget. */
+    /** As the long form, without CPU binding. */
+    public TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
+                            String advertiseHost, int shmRingBytes, long maxUnexpectedBytes) {
+        this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, null);
+    }
+
+    /** As the long form, with the default budget and without CPU binding. */
     public TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
                             String advertiseHost, int shmRingBytes) {
-        this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, 0);
+        this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, 0, null);
     }
 
     public static TransportOptions defaults(long timeoutMs) {
@@ -47,20 +58,20 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
 
     /**
      * Defaults with the environment applied, read here once: {@code JTRAIN_TRANSPORT} (auto, tcp or shm; like
-     * NCCL_P2P_DISABLE it wins over the code's choice) and {@code JTRAIN_ADVERTISE_ADDR} (the address other hosts
-     * dial, for hosts with several networks).
+     * NCCL_P2P_DISABLE it wins over the code's choice), {@code JTRAIN_ADVERTISE_ADDR} (the address other hosts
+     * dial, for hosts with several networks) and {@code JTRAIN_CPU_BIND} ({@link #cpuBind}).
      */
     public static TransportOptions fromEnv(Map<String, String> env, long timeoutMs) {
         String advertise = env.get(ADVERTISE_ENV);
         return new TransportOptions(env.get(KIND_ENV), "world", timeoutMs, null, null,
-                advertise == null || advertise.isBlank() ? null : advertise.trim(), 0, 0);
+                advertise == null || advertise.isBlank() ? null : advertise.trim(), 0, 0, env.get(CpuBinding.ENV));
     }
 
     public TransportOptions withKind(String k) {
-        return new TransportOptions(k, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes);
+        return new TransportOptions(k, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, cpuBind);
     }
 
     public TransportOptions withGroupId(String id) {
-        return new TransportOptions(kind, id, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes);
+        return new TransportOptions(kind, id, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, cpuBind);
     }
 }

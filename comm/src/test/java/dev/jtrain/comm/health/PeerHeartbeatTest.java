@@ -102,16 +102,19 @@ class PeerHeartbeatTest {
     void aStoreThatStopsAnsweringIsReportedAsSuch() throws Exception {
         InMemoryStore shared = new InMemoryStore(5_000);
         AtomicReference<Boolean> down = new AtomicReference<>(false);
+        CountDownLatch answered = new CountDownLatch(3); // whole beats the store answered (each ends with a compareSet)
         Store inner = new PrefixStore("attempt0", shared);
         Store flaky = (Store) Proxy.newProxyInstance(Store.class.getClassLoader(), new Class<?>[]{Store.class}, (p, m, args) -> {
             if (m.getName().equals("close")) return null;
             if (down.get()) throw new dev.jtrain.comm.CommTimeoutException("store at h0:29500: no reply to add within 1500 ms");
-            return m.invoke(inner, args);
+            Object r = m.invoke(inner, args);
+            if (m.getName().equals("compareSet")) answered.countDown();
+            return r;
         });
         LinkedBlockingQueue<RankHungException> reports = new LinkedBlockingQueue<>();
         try (PeerHeartbeat b = PeerHeartbeat.start(flaky, 0, 2, OPTIONS, x -> "rank " + x, reports::add);
              PeerHeartbeat other = PeerHeartbeat.start(new PrefixStore("attempt0", shared), 1, 2, OPTIONS, x -> "rank " + x, e -> { })) {
-            Thread.sleep(OPTIONS.intervalMs() * 3);
+            assertThat(answered.await(20, TimeUnit.SECONDS)).as("the store answered rank 0's first beats").isTrue();
             down.set(true);
             RankHungException e = reports.poll(20, TimeUnit.SECONDS);
             assertThat(e).isNotNull();

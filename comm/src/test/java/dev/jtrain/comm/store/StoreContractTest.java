@@ -1,6 +1,7 @@
 package dev.jtrain.comm.store;
 
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.ThreadStates;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -8,9 +9,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -102,12 +105,18 @@ class StoreContractTest {
     void getBlocksUntilAnotherClientSetsAndWaitTimesOut(String kind) throws Exception {
         List<Store> st = stores(kind, 2);
         try {
-            Thread setter = Thread.ofVirtual().start(() -> {
-                sleep(100);
-                st.get(1).set("late", b("here"));
+            CompletableFuture<byte[]> late = new CompletableFuture<>();
+            Thread getter = Thread.ofVirtual().start(() -> {
+                try {
+                    late.complete(st.get(0).get("late"));
+                } catch (Throwable e) {
+                    late.completeExceptionally(e);
+                }
             });
-            assertThat(st.get(0).get("late")).isEqualTo(b("here"));
-            setter.join();
+            ThreadStates.awaitParkedIn(getter, "dev.jtrain.comm.store.", "get"); // waiting for a key nobody set yet
+            assertThat(late).as("get of an absent key returned").isNotDone();
+            st.get(1).set("late", b("here"));
+            assertThat(late.get(10, TimeUnit.SECONDS)).isEqualTo(b("here"));
             st.get(0).wait(List.of("late"), 1_000);
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> st.get(0).wait(List.of("late", "never"), 200))
@@ -134,14 +143,6 @@ class StoreContractTest {
             assertThatThrownBy(() -> new PrefixStore("attempt2", st.get(0)).get("addr", 50)).isInstanceOf(CommTimeoutException.class);
         } finally {
             closeAll(st);
-        }
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            throw new RuntimeException(e);
         }
     }
 }

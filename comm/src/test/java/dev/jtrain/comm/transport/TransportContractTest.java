@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.ThreadStates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +28,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(60)
 public abstract class TransportContractTest {
+    /** Where the transports' blocking calls live (for {@link ThreadStates#awaitParkedIn}). */
+    private static final String TRANSPORTS = "dev.jtrain.comm.transport.";
+
     protected final long seed = System.nanoTime();
 
     {
@@ -469,9 +473,13 @@ public abstract class TransportContractTest {
         Transport[] t = createGroup(3, 30_000);
         try {
             long t0 = System.nanoTime();
+            Thread receiver = Thread.currentThread();
             Thread killer = Thread.ofVirtual().start(() -> {
-                sleep(200);
-                t[2].close();
+                try {
+                    ThreadStates.awaitParkedIn(receiver, TRANSPORTS, "recv"); // the recv below is pending
+                } finally {
+                    t[2].close();
+                }
             });
             assertThatThrownBy(() -> t[0].recv(2, 5, Arena.ofAuto().allocate(1 << 20)))
                     .isInstanceOf(CommException.class).isNotInstanceOf(CommTimeoutException.class)
@@ -515,9 +523,13 @@ public abstract class TransportContractTest {
     @Test
     void closeIsIdempotentAndFailsBlockedCallPromptly() throws Exception {
         Transport[] t = createGroup(2, 30_000);
+        Thread receiver = Thread.currentThread();
         Thread closer = Thread.ofVirtual().start(() -> {
-            sleep(200);
-            t[0].close();
+            try {
+                ThreadStates.awaitParkedIn(receiver, TRANSPORTS, "recv"); // the recv below is blocked
+            } finally {
+                t[0].close();
+            }
         });
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> t[0].recv(1, 1, Arena.ofAuto().allocate(8))).isInstanceOf(CommException.class);
@@ -525,13 +537,5 @@ public abstract class TransportContractTest {
         closer.join();
         closeAll(t);
         closeAll(t);
-    }
-
-    protected static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            throw new RuntimeException(e);
-        }
     }
 }

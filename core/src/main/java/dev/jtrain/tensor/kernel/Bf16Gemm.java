@@ -18,7 +18,7 @@ import java.lang.foreign.MemorySegment;
  *       {@code jtrain.bf16.kernel=fp32}.
  * </ul>
  * Every shape takes the native path where it runs, tiny ones included, so a product's rounding never depends on
- * its size (packing dominates below ~80^3, where bf16 is no faster than fp32).
+ * its size (packing dominates tiny products, where bf16 is no faster than fp32; bench/MEASUREMENTS.md, "bf16 GEMM").
  * Like {@link Sgemm}, the result is bitwise independent of the thread count: threads only split C.
  *
  * <p>Threading: may be called from any thread; calls from inside a {@link Parallel} region run serially.
@@ -31,8 +31,8 @@ public final class Bf16Gemm {
     /**
      * Depth of a rank-k update, in values (KC / 2 pairs): the A micro-panel, 12 x 512 words = 24 KiB, stays in the
      * 48 KiB L1d while B panels stream past it. A deeper block means fewer passes over C (each pass adds into all
-     * of it): with 1024 every product of a GPT-2-small-sized model but the head's backward makes one. KC/NC of
-     * 1024/256, 512/512 and 512/256 measured within the machine's noise of each other at 1024^3 and 2048^3 (Zen 5).
+     * of it): with 1024 every product of a GPT-2-small-sized model but the head's backward makes one. The other
+     * KC/NC pairs tried were no faster (bench/MEASUREMENTS.md, "bf16 GEMM").
      */
     static final int KC = 1024;
     /** Width of a packed B block: 512 pairs x 256 columns x 4 B = 512 KiB, half the 1 MiB per-core L2. */
@@ -115,8 +115,8 @@ public final class Bf16Gemm {
      * C split into {@code tn} column ranges, one per thread, with A packed once by all of them: each k block's A block
      * is packed in one parallel region (a share of its panels per thread, into the caller's buffer), then every
      * thread multiplies it with its own columns of B in a second. The split of C alone would have each thread pack
-     * all of A; for a square product that is 5% of the time on 2 threads. The k blocks are {@link Bf16Workspace}'s,
-     * so the bits are those of any other split.
+     * all of A, a visible share of a square product's time (bench/MEASUREMENTS.md, "bf16 GEMM"). The k blocks are
+     * {@link Bf16Workspace}'s, so the bits are those of any other split.
      */
     private static void sharedA(boolean transA, boolean transB, int m, int n, int k, int tn, float alpha,
                                 float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {

@@ -39,8 +39,9 @@ final class GemmBatches {
 
     /**
      * {@code batch} independent products; matrix {@code i} of A starts at {@code aOff + i * strideA} (likewise B, C).
-     * Small ones (attention heads: 256 x 256 x 64) run one whole product per thread, since 8 Mflop take ~100 us on
-     * one core, enough for a parallel region of their own; large ones are each split across the threads.
+     * Small ones (attention heads: 256 x 256 x 64) run one whole product per thread: one of them on one core is
+     * already enough work to pay for a parallel region of its own (bench/MEASUREMENTS.md, "batched products"); large
+     * ones are each split across the threads.
      */
     static void run(String who, Product product, boolean transA, boolean transB, int batch, int m, int n, int k,
                     float alpha, float[] a, int aOff, int lda, long strideA, float[] b, int bOff, int ldb, long strideB,

@@ -2,6 +2,7 @@ package dev.jtrain.tensor.kernel;
 
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * The kernel settings of this JVM, read and validated once, here, at class initialisation: the kernels' static
@@ -32,7 +33,7 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
         }
         if (sgemmMr != 0 && sgemmMr != 6 && sgemmMr != 12) throw new IllegalArgumentException("jtrain.sgemm.mr must be 6 or 12: " + sgemmMr);
         if (smallM < 0 || smallVolume < 0) throw new IllegalArgumentException("small-product thresholds must be >= 0");
-        if (!java.util.Set.of("auto", "native", "fp32").contains(bf16Kernel)) {
+        if (!Set.of("auto", "native", "fp32").contains(bf16Kernel)) {
             throw new IllegalArgumentException("jtrain.bf16.kernel must be auto, native or fp32: " + bf16Kernel);
         }
     }

@@ -22,8 +22,8 @@ public final class MatmulBenchmark {
 
     /**
      * Minimum wall time of warm-up. Until C2 has compiled them, Vector API kernels run as interpreted or C1 code
-     * that allocates every vector (a hundred times slower than compiled), and the packed kernel
-     * reaches C2 only after ~10^5 loop iterations: half a second was measured too short for small sizes.
+     * that allocates every vector, far slower than compiled, and the packed kernel reaches C2 only after many loop
+     * iterations, which small sizes take long to run up (bench/MEASUREMENTS.md, "warm-up of benchmarks").
      */
     private static final long WARMUP_NANOS = 1_500_000_000L;
     /** Minimum wall time of the measured repeats. */

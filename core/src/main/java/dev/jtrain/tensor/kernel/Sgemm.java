@@ -32,9 +32,9 @@ public final class Sgemm {
     /**
      * Depth of a rank-k update. The A micro-panel (MR x KC x 4 B = 12 KiB for MR=12) must stay in the
      * 32 KiB L1d (Zen 4, lscpu) while B micro-panels stream past it. Every rank-KC update reads and writes all
-     * of C once (JFR put ~8% of samples in that write-back at 2048^3), which argues for a larger KC; KC = 512
-     * with NC = 256 was tried: alternating runs ranged from 7-15% faster to equal at 2048^3 on this shared VM
-     * (whose 2-thread runs sometimes halve, with either KC), so 256 stays until measured on a quiet machine.
+     * of C once, which argues for a larger KC; KC = 512 with NC = 256 was tried, but on the shared development VM
+     * alternating runs went from somewhat faster to equal, within that machine's noise, so 256 stays until measured
+     * on a quiet machine (bench/MEASUREMENTS.md, "SGEMM block depth").
      */
     static final int KC = 256;
     /** Width of a packed B block: KC x NC x 4 B = 512 KiB, half of the 1 MiB per-core L2 (Zen 4, lscpu). */

@@ -15,13 +15,14 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Why the shapes: Zen 4 has 32 vector registers; 12 x 2 vectors uses 24 accumulators + 2 B + 1 broadcast,
  * the largest tile that fits (fewer loads per FMA), and 6 x 2 fits the 16 registers of AVX2 machines. On the
  * Zen 4 the kernels alone run as fast with 256-bit as with 512-bit vectors (it splits a 512-bit op into two
- * halves), but the whole GEMM is 10-15% slower with 256-bit: twice the instructions and half-width packing copies
+ * halves), but the whole GEMM is slower with 256-bit: twice the instructions and half-width packing copies
  * (bench/MEASUREMENTS.md, "vector width"). Hence 512-bit wherever it is the preferred species.
  *
  * <p>Why the accumulators are spilled to {@code tile} instead of being written to C in the kernel: a kernel
  * that also holds the alpha/beta/edge write-back grows past what C1 can compile ("out of virtual registers"),
- * and tiered compilation then sometimes leaves it in C1 code, where every vector op allocates (measured 100x
- * slower). Spilling 24 vectors per 256-step panel costs well under 1%.
+ * and tiered compilation then sometimes leaves it in C1 code, where every vector op allocates and the kernel runs
+ * orders of magnitude slower. Spilling costs 24 vector stores and loads per 256-step panel against its 256 x 24
+ * fused multiply-adds (bench/MEASUREMENTS.md, "micro-kernel write-back").
  *
  * <p>Threading: stateless; callers pass their own buffers.
  */

@@ -1,5 +1,7 @@
 package dev.jtrain.gpt.data;
 
+import java.util.Arrays;
+
 /**
  * A batch of token windows, row-major: row b of the inputs is {@code x[b*T, b*T+T)} and its targets,
  * the same window shifted one token ahead, are {@code y[b*T, b*T+T)}.
@@ -20,8 +22,8 @@ public record Batch(int[] x, int[] y, int rows, int blockSize) {
     public Batch rows(int from, int count) {
         if (from < 0 || count < 1 || from + count > rows)
             throw new IllegalArgumentException("rows [" + from + ", " + (from + count) + ") of a batch of " + rows);
-        return new Batch(java.util.Arrays.copyOfRange(x, from * blockSize, (from + count) * blockSize),
-                java.util.Arrays.copyOfRange(y, from * blockSize, (from + count) * blockSize), count, blockSize);
+        return new Batch(Arrays.copyOfRange(x, from * blockSize, (from + count) * blockSize),
+                Arrays.copyOfRange(y, from * blockSize, (from + count) * blockSize), count, blockSize);
     }
 
     /** Number of (input, target) token pairs. */

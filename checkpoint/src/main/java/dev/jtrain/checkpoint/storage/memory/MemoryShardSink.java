@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -60,7 +61,7 @@ final class MemoryShardSink implements ShardSink {
 
     private void flush() throws IOException {
         if (fill == 0) return;
-        byte[] value = fill == chunk.length ? chunk : java.util.Arrays.copyOf(chunk, fill);
+        byte[] value = fill == chunk.length ? chunk : Arrays.copyOf(chunk, fill);
         String key = chunkKey(stepDir, name, chunksSent);
         onEvery(h -> h.set(key, value));
         chunksSent++;

@@ -9,6 +9,8 @@ import dev.jtrain.comm.store.TcpStore;
 import dev.jtrain.comm.store.TcpStoreOptions;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -100,9 +102,9 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
      * only delay the fallback.
      */
     private static void probe(String host, int port) {
-        try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new java.net.InetSocketAddress(host, port), PROBE_TIMEOUT_MS);
-        } catch (java.io.IOException e) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(host, port), PROBE_TIMEOUT_MS);
+        } catch (IOException e) {
             throw new JTrainCommException("checkpoint memory holder " + host + ":" + port + " is unreachable: " + e.getMessage(), e);
         }
     }

@@ -20,8 +20,8 @@ import java.nio.file.Path;
  * Linux file writes straight from off-heap staging through libc (FFM), for two reasons the JDK's FileChannel lacks:
  * <ul>
  *   <li><b>O_DIRECT</b> (the default, see {@code Checkpointer}): the device reads the staging buffer itself. No copy
- *   into the page cache, no dirty-page write-back or reclaim on our cores: on the README's VM a buffered write of
- *   512 MiB cost 0.2-1.8 s of kernel CPU time, a direct one under 0.1 s. Needs aligned address, offset and length:
+ *   into the page cache, no dirty-page write-back or reclaim on our cores, which a buffered write of a shard pays
+ *   for in kernel CPU time (bench/MEASUREMENTS.md, "direct I/O"). Needs aligned address, offset and length:
  *   the shard file's data section starts on a 4 KiB boundary and staging is page-aligned in whole MiB.</li>
  *   <li>buffered with {@code sync_file_range} (where O_DIRECT is refused, e.g. tmpfs before Linux 6.6): a checkpoint smaller than the
  *   kernel's dirty-background threshold otherwise sits in the page cache until the final {@code fsync}, so copying

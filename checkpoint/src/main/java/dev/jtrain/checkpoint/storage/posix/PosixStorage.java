@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.stream.Stream;
 
 /**
@@ -34,7 +35,7 @@ public final class PosixStorage implements CheckpointStorage {
     public Path stepDir(Path root, long step) { return CheckpointDirectory.stepDir(root, step); }
 
     @Override
-    public java.util.OptionalLong stepOf(Path stepDir) { return CheckpointDirectory.stepOf(stepDir); }
+    public OptionalLong stepOf(Path stepDir) { return CheckpointDirectory.stepOf(stepDir); }
 
     @Override
     public boolean isCommitted(Path stepDir) { return CheckpointDirectory.isCommitted(stepDir); }

@@ -2,6 +2,7 @@ package dev.jtrain.comm.transport.local;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
+import dev.jtrain.comm.ThreadStates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -71,13 +72,21 @@ class LocalTransportTest {
         LocalTransport[] t = LocalTransport.createGroup(3, 300);
         assertThatThrownBy(() -> t[0].recv(2, 0, MemorySegment.ofArray(new byte[4])))
                 .isInstanceOf(CommTimeoutException.class).hasMessageContaining("peer=2");
+        // a timeout far beyond the close, so only a close that fails the pending recv ends it in time
+        LocalTransport[] u = LocalTransport.createGroup(3, 10_000);
+        Thread receiver = Thread.currentThread();
         Thread closer = Thread.ofVirtual().start(() -> {
-            try { Thread.sleep(50); } catch (InterruptedException e) { throw new RuntimeException(e); }
-            t[1].close();
+            try {
+                ThreadStates.awaitParkedIn(receiver, "dev.jtrain.comm.transport.", "recv"); // the recv below is pending
+            } finally {
+                u[1].close();
+            }
         });
-        assertThatThrownBy(() -> t[0].recv(1, 5, MemorySegment.ofArray(new byte[4])))
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> u[0].recv(1, 5, MemorySegment.ofArray(new byte[4])))
                 .isInstanceOf(CommException.class).isNotInstanceOf(CommTimeoutException.class)
                 .hasMessageContaining("peer rank 1").hasMessageContaining("tag=5");
+        assertThat((System.nanoTime() - t0) / 1e9).isLessThan(5.0);
         closer.join();
     }
 
