@@ -4,7 +4,8 @@
 #          AVX512_BF16 kernel) against torch.mm on bfloat16 tensors (oneDNN), alternating per thread count;
 #   gpt2   GPT-2 124M shape (12L/12H/768, T 256, batch 4, vocab 50304), 1 process x 2 threads: jtrain
 #          `bench train --precision bf16` (and fp32) against PyTorch 1.13 with torch.autocast("cpu", bfloat16) (and
-#          fp32), with jtrain's activation memory in both precisions;
+#          fp32), with the activation memory each keeps for backward in both precisions
+#          (bench/saved_bytes_pytorch.py counts PyTorch's through saved_tensors_hooks);
 #   ddp    `small` preset, DDP over 2 processes x 1 thread, bf16: `jtrain train --nproc 2 --precision bf16` against
 #          PyTorch DDP (gloo) with autocast.
 #
@@ -56,6 +57,10 @@ gpt2)
     t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' "$OUT/pt-$p.txt" | tr -d ,)
     echo "   $p: jtrain $j tokens/s, PyTorch $t tokens/s (autocast for bf16): $(ratio "$j" "$t")x"
   done
+  # activation memory: what each keeps for backward, counted the same way (distinct saved storages, no weights)
+  OMP_NUM_THREADS=2 "$PY" "$ROOT/bench/saved_bytes_pytorch.py" "$PEERS" --vocab 50304 --layers 12 --heads 12 --embd 768 \
+    --block 256 --batch 4 2>/dev/null | sed 's/^/   /'
+  grep -o 'activations [0-9.]*x, step working set [0-9.]*x' "$OUT/jt.txt" | sed 's/^/   jtrain bf16 against fp32: /'
   ;;
 ddp)
   echo "== small preset, DDP 2 processes x 1 thread, global batch 8, bf16"

@@ -70,9 +70,10 @@ final class BenchTrainCommand implements Callable<Integer> {
             System.out.printf("GPT L=%d H=%d D=%d T=%d vocab=%d batch=%d threads=%d%n", cfg.nLayer(), cfg.nHead(),
                     cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), s.batchSize, Parallel.threads());
             for (var r : rows)
-                System.out.printf("  %s checkpointing=%-5s step median %.1f ms (mean %.1f) -> %,.0f tokens/s, MFU %.1f%% of %.1f GFLOP/s, activations held %.1f MiB%n",
+                System.out.printf("  %s checkpointing=%-5s step median %.1f ms (mean %.1f) -> %,.0f tokens/s, MFU %.1f%% of %.1f GFLOP/s, activations held %.1f MiB, step working set %.1f MiB%n",
                         r.get("precision"), r.get("activationCheckpointing"), r.get("stepMs"), r.get("meanStepMs"), r.get("tokensPerSecond"),
-                        100 * (double) r.get("mfu"), (double) r.get("peakGflops"), (long) r.get("activationBytes") / 1048576.0);
+                        100 * (double) r.get("mfu"), (double) r.get("peakGflops"), (long) r.get("activationBytes") / 1048576.0,
+                        (long) r.get("workingSetBytes") / 1048576.0);
             if (compare && rows.size() >= 2) {
                 double t0 = (double) rows.get(0).get("stepMs"), t1 = (double) rows.get(1).get("stepMs");
                 long m0 = (long) rows.get(0).get("activationBytes"), m1 = (long) rows.get(1).get("activationBytes");
@@ -82,9 +83,10 @@ final class BenchTrainCommand implements Callable<Integer> {
             if (comparePrecision) {
                 var f = rows.getFirst();
                 var b = rows.get(rows.size() / 2);
-                System.out.printf("  bf16 against fp32: %.2fx tokens/s, activations %.2fx%n",
+                System.out.printf("  bf16 against fp32: %.2fx tokens/s, activations %.2fx, step working set %.2fx%n",
                         (double) b.get("tokensPerSecond") / (double) f.get("tokensPerSecond"),
-                        (double) (long) b.get("activationBytes") / (long) f.get("activationBytes"));
+                        (double) (long) b.get("activationBytes") / (long) f.get("activationBytes"),
+                        (double) (long) b.get("workingSetBytes") / (long) f.get("workingSetBytes"));
             }
         }
         return 0;
@@ -104,7 +106,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         }
         double[] ms = new double[steps];
         StepArena arena = new StepArena();
-        long activations = 0;
+        long activations = 0, workingSet = 0;
         for (int i = 0; i < warmup + steps; i++) {
             long t0 = System.nanoTime();
             flat.zeroGrad();
@@ -114,6 +116,7 @@ final class BenchTrainCommand implements Callable<Integer> {
                 model.loss(x, y, batch, t).backward();
             }
             activations = Math.max(activations, SavedMemory.peakBytes() - base);
+            workingSet = Math.max(workingSet, arena.peakLentBytes());
             GradClip.clipByGlobalNorm(flat.grad(), 1f);
             opt.step(3e-4f);
             if (i >= warmup) ms[i - warmup] = (System.nanoTime() - t0) / 1e6;
@@ -131,6 +134,7 @@ final class BenchTrainCommand implements Callable<Integer> {
         r.put("mfu", model.flopsPerToken(t) * tokPerSec / peak);
         r.put("peakGflops", peak / 1e9);
         r.put("activationBytes", activations);
+        r.put("workingSetBytes", workingSet); // every array the step's arena had out at once: activations, gradients, scratch
         r.put("parameters", model.parameterCount());
         return r;
     }

@@ -5,6 +5,7 @@ import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.GeluKernel;
 import dev.jtrain.tensor.kernel.Parallel;
+import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.tensor.kernel.SoftmaxKernel;
 
 /** GELU, softmax over the last dimension, dropout. */
@@ -17,19 +18,24 @@ final class ActivationOps {
         int n = out.numel();
         GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
         if (ShapeOps.recording(x)) {
-            Node node = new Node(x) {
+            var node = new Node(x) {
+                Saved sx;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous();
                     Tensor dx = Tensor.zeros(xc.shape());
-                    GeluKernel.backward(gc.data(), gc.offset(), xc.data(), xc.offset(), dx.data(), 0, n);
+                    Tensor xs = sx.get();
+                    GeluKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), dx.data(), 0, n);
+                    sx.done(xs);
                     return new Tensor[]{dx};
                 }
 
                 @Override
                 public String name() { return "GeluBackward"; }
             };
-            node.saved(n);
+            // Under autocast GELU's input is a bf16 linear's output, and autocast keeps it in bf16 for backward.
+            node.sx = node.save(xc, Autocast.precision() == Precision.BF16);
             out.setGradFn(node);
         }
         return out;
@@ -43,14 +49,16 @@ final class ActivationOps {
             for (int r = lo; r < hi; r++) SoftmaxKernel.softmaxPrefix(od, r * cols, cols, cols, 1f);
         });
         if (ShapeOps.recording(x)) {
-            Node node = new Node(x) {
+            var node = new Node(x) {
+                Saved sy;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous().copyData();
-                    float[] gd = gc.data();
+                    float[] gd = gc.data(), yd = sy.get().data();
                     Parallel.forRange(rows, 64, (lo, hi) -> {
                         for (int r = lo; r < hi; r++)
-                            SoftmaxKernel.softmaxPrefixBackward(od, r * cols, gd, r * cols, gd, r * cols, cols, cols, 1f);
+                            SoftmaxKernel.softmaxPrefixBackward(yd, r * cols, gd, r * cols, gd, r * cols, cols, cols, 1f);
                     });
                     return new Tensor[]{gc};
                 }
@@ -58,7 +66,7 @@ final class ActivationOps {
                 @Override
                 public String name() { return "SoftmaxBackward"; }
             };
-            node.saved(out.numel());
+            node.sy = node.save(out, false);
             out.setGradFn(node);
         }
         return out;
@@ -92,10 +100,17 @@ final class ActivationOps {
                 }
 
                 @Override
+                protected void release() {
+                    StepArena.release(mask);
+                }
+
+                @Override
                 public String name() { return "DropoutBackward"; }
             };
             node.saved(n);
             out.setGradFn(node);
+        } else {
+            StepArena.release(mask);
         }
         return out;
     }

@@ -27,12 +27,14 @@ public final class Checkpoint {
             out = block.apply(input);
         }
         Tensor result = out.detach();
-        Node node = new Node(input) {
+        var node = new Node(input) {
+            Saved kept;
+
             @Override
             protected Tensor[] apply(Tensor gradOut) {
                 long resume = rng == null ? 0 : rng.state();
                 if (rng != null) rng.setState(rngState);
-                Tensor x = input.detach().requiresGrad(true);
+                Tensor x = kept.get().detach().requiresGrad(true);
                 Tensor y;
                 try (var en = GradMode.enableGrad(); var ac = Autocast.with(precision)) {
                     y = block.apply(x);
@@ -40,6 +42,7 @@ public final class Checkpoint {
                 if (y.gradFn() == null && !y.requiresGrad())
                     throw new IllegalStateException("checkpointed block produced an output that does not require grad");
                 Engine.backward(y, gradOut);
+                if (y.data() != x.data()) y.release(); // the recomputed output: its backward has run
                 if (rng != null) rng.setState(resume);
                 return new Tensor[]{x.grad()};
             }
@@ -47,7 +50,7 @@ public final class Checkpoint {
             @Override
             public String name() { return "CheckpointBackward"; }
         };
-        node.saved(input.numel());
+        node.kept = node.save(input, false); // fp32: the recompute must see exactly the forward's input
         result.setGradFn(node);
         return result;
     }

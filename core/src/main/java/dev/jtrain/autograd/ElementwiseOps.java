@@ -14,20 +14,24 @@ final class ElementwiseOps {
 
     static Tensor binary(Op op, Tensor a, Tensor b) {
         int[] outShape = Shape.broadcast(a.shape(), b.shape());
+        int[] aShape = a.shape(), bShape = b.shape();
         Tensor out = compute(op, a, b, outShape);
         if (ShapeOps.recording(a, b)) {
-            out.setGradFn(new Node(a, b) {
+            var node = new Node(a, b) {
+                Saved sa, sb; // kept only by MUL and DIV, whose gradients read the operands
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
+                    Tensor a = sa == null ? null : sa.get(), b = sb == null ? null : sb.get();
                     Tensor ga = null, gb = null;
                     switch (op) {
                         case ADD -> {
-                            if (needsGrad(0)) ga = sumToShape(g, a.shape());
-                            if (needsGrad(1)) gb = sumToShape(g, b.shape());
+                            if (needsGrad(0)) ga = sumToShape(g, aShape);
+                            if (needsGrad(1)) gb = sumToShape(g, bShape);
                         }
                         case SUB -> {
-                            if (needsGrad(0)) ga = sumToShape(g, a.shape());
-                            if (needsGrad(1)) gb = sumToShape(compute(Op.MUL, g, Tensor.scalar(-1f), g.shape()), b.shape());
+                            if (needsGrad(0)) ga = sumToShape(g, aShape);
+                            if (needsGrad(1)) gb = sumToShape(compute(Op.MUL, g, Tensor.scalar(-1f), g.shape()), bShape);
                         }
                         case MUL -> {
                             if (needsGrad(0)) ga = sumToShape(compute(Op.MUL, g, b, g.shape()), a.shape());
@@ -47,7 +51,12 @@ final class ElementwiseOps {
 
                 @Override
                 public String name() { return op.name().charAt(0) + op.name().substring(1).toLowerCase() + "Backward"; }
-            });
+            };
+            if (op == Op.MUL || op == Op.DIV) {
+                node.sa = node.save(a, false);
+                node.sb = node.save(b, false);
+            }
+            out.setGradFn(node);
         }
         return out;
     }
@@ -163,20 +172,23 @@ final class ElementwiseOps {
         int xo = xc.offset(), n = out.numel();
         for (int i = 0; i < n; i++) od[i] = fn.f(xd[xo + i]);
         if (ShapeOps.recording(x)) {
-            Node node = new Node(x) {
+            var node = new Node(x) {
+                Saved sx, sy;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
-                    Tensor gc = g.contiguous();
+                    Tensor gc = g.contiguous(), xs = sx.get();
                     Tensor dx = Tensor.zeros(xc.shape());
-                    float[] gd = gc.data(), dd = dx.data();
-                    for (int i = 0; i < n; i++) dd[i] = gd[gc.offset() + i] * fn.df(xd[xo + i], od[i]);
+                    float[] gd = gc.data(), dd = dx.data(), xv = xs.data(), yv = sy.get().data();
+                    for (int i = 0; i < n; i++) dd[i] = gd[gc.offset() + i] * fn.df(xv[xs.offset() + i], yv[i]);
                     return new Tensor[]{dx};
                 }
 
                 @Override
                 public String name() { return name + "Backward"; }
             };
-            node.saved(2L * n);
+            node.sx = node.save(xc, false);
+            node.sy = node.save(out, false);
             out.setGradFn(node);
         }
         return out;

@@ -1,6 +1,7 @@
 package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Shape;
+import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.VectorOps;
 
@@ -34,7 +35,7 @@ public final class Engine {
         Map<Node, Integer> dependencies = countDependencies(start);
         Map<Node, Tensor> pending = new IdentityHashMap<>();
         PriorityQueue<Node> ready = new PriorityQueue<>((a, b) -> Long.compare(b.priority(), a.priority()));
-        pending.put(start, gradRoot);
+        hold(pending, start, gradRoot);
         ready.add(start);
         try (var g = GradMode.noGrad()) {
             while (!ready.isEmpty()) {
@@ -48,12 +49,37 @@ public final class Engine {
                     Node nx = node.next[i];
                     if (nx == null) continue;
                     Tensor gi = i < inputGrads.length ? inputGrads[i] : null;
-                    if (gi != null) pending.merge(nx, gi, Engine::sum);
+                    if (gi != null) hold(pending, nx, gi);
                     int left = dependencies.merge(nx, -1, Integer::sum);
                     if (left == 0) ready.add(nx);
                 }
+                // A gradient a node returns is either its own new array or a view of the one it was given (reshape,
+                // add). Each pending gradient holds its storage once, so the node's own hold on a new array goes,
+                // and so does this node's hold on its input gradient: the step arena can reuse them at once.
+                for (int i = 0; i < inputGrads.length; i++) {
+                    Tensor gi = inputGrads[i];
+                    if (gi != null && gi.data() != grad.data() && firstOccurrence(inputGrads, i)) StepArena.release(gi.data());
+                }
+                if (grad != null) StepArena.release(grad.data());
             }
         }
+    }
+
+    /** Adds g to the gradient pending for {@code node}, holding its storage (see {@link StepArena#retain}). */
+    private static void hold(Map<Node, Tensor> pending, Node node, Tensor g) {
+        Tensor prev = pending.get(node);
+        if (prev == null) {
+            StepArena.retain(g.data());
+            pending.put(node, g);
+        } else {
+            pending.put(node, sum(prev, g));
+            StepArena.release(prev.data());
+        }
+    }
+
+    private static boolean firstOccurrence(Tensor[] grads, int i) {
+        for (int j = 0; j < i; j++) if (grads[j] != null && grads[j].data() == grads[i].data()) return false;
+        return true;
     }
 
     private static Map<Node, Integer> countDependencies(Node start) {

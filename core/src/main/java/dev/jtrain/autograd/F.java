@@ -102,6 +102,9 @@ public final class F {
             }
 
             @Override
+            boolean readsGradientInBf16() { return nextReadsGradientInBf16(0); }
+
+            @Override
             public String name() { return "BackwardMarker"; }
         });
         return out;

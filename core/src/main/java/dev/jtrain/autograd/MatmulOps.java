@@ -9,7 +9,8 @@ import dev.jtrain.tensor.kernel.VectorOps;
 /**
  * Matrix products on top of {@link Sgemm}, or its bf16 counterpart inside {@link Autocast#bf16()}. Transposed views
  * are passed to the GEMM as transpose flags, never copied. Backward of C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC, in the
- * precision the forward ran in.
+ * precision the forward ran in. Operands are kept for backward in that precision too: a bf16 product rounds them to
+ * bf16 whenever it reads them, so inside {@link Autocast#bf16()} they are saved as bf16 at half the memory.
  */
 final class MatmulOps {
     private MatmulOps() {}
@@ -49,17 +50,34 @@ final class MatmulOps {
         Precision precision = Autocast.precision();
         Tensor out = product(a, b, precision);
         if (ShapeOps.recording(a, b)) {
-            Node node = new Node(a, b) {
+            var node = new Node(a, b) {
+                Saved sa, sb;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
-                    Tensor ga = needsGrad(0) ? product(g, b.transpose(-2, -1), precision) : null;
-                    Tensor gb = needsGrad(1) ? product(a.transpose(-2, -1), g, precision) : null;
+                    Tensor ga = null, gb = null;
+                    if (needsGrad(0)) {
+                        Tensor bs = sb.get();
+                        ga = product(g, bs.transpose(-2, -1), precision);
+                        sb.done(bs);
+                    }
+                    if (needsGrad(1)) {
+                        Tensor as = sa.get();
+                        gb = product(as.transpose(-2, -1), g, precision);
+                        sa.done(as);
+                    }
                     return new Tensor[]{ga, gb};
                 }
 
                 @Override
+                boolean readsGradientInBf16() { return precision == Precision.BF16; }
+
+                @Override
                 public String name() { return "MatmulBackward"; }
             };
+            boolean bf16 = precision == Precision.BF16; // the backward products round both operands to bf16 anyway
+            node.sa = node.save(a, bf16);
+            node.sb = node.save(b, bf16);
             out.setGradFn(node);
         }
         return out;
@@ -105,7 +123,9 @@ final class MatmulOps {
         precision.gemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
                 b != null ? 1f : 0f, od, 0, outF);
         if (ShapeOps.recording(x, w, b)) {
-            Node node = new Node(x, w, b) {
+            var node = new Node(x, w, b) {
+                Saved sx;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous();
@@ -116,9 +136,11 @@ final class MatmulOps {
                                 0f, gx.data(), 0, in);
                     }
                     if (needsGrad(1)) {
+                        Tensor xs = sx.get();
                         gw = Tensor.zeros(outF, in);
-                        precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xc.data(), xc.offset(), in,
+                        precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
                                 0f, gw.data(), 0, in);
+                        sx.done(xs);
                     }
                     if (b != null && needsGrad(2)) {
                         gb = Tensor.zeros(outF);
@@ -128,9 +150,13 @@ final class MatmulOps {
                 }
 
                 @Override
+                boolean readsGradientInBf16() { return precision == Precision.BF16 && b == null; } // db sums it in fp32
+
+                @Override
                 public String name() { return "LinearBackward"; }
             };
-            node.saved(xc.numel());
+            // dW = dyᵀ·x reads x rounded to bf16 in a bf16 product, so a bf16 copy changes nothing
+            node.sx = node.save(xc, precision == Precision.BF16);
             out.setGradFn(node);
         }
         return out;

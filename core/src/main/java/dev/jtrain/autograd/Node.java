@@ -2,6 +2,8 @@ package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Tensor;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -18,6 +20,7 @@ public abstract class Node {
     final long sequence;
     final Node[] next;
     private long savedBytes;
+    private List<Saved> kept;
 
     protected Node(Tensor... inputs) {
         this.sequence = SEQUENCE.incrementAndGet();
@@ -39,6 +42,19 @@ public abstract class Node {
         return next[i] != null;
     }
 
+    /**
+     * Whether everything this node computes from its output gradient reads that gradient rounded to bf16 (a bf16
+     * product's backward), so whoever produces the gradient may deliver it rounded already.
+     */
+    boolean readsGradientInBf16() {
+        return false;
+    }
+
+    /** {@link #readsGradientInBf16} of the node input i's gradient goes to: for ops that pass the gradient on unchanged. */
+    final boolean nextReadsGradientInBf16(int i) {
+        return next[i] != null && next[i].readsGradientInBf16();
+    }
+
     /** Priority in the ready queue; higher runs first. */
     long priority() {
         return sequence;
@@ -46,7 +62,22 @@ public abstract class Node {
 
     /** Accounts for activation memory this node keeps alive until backward (see {@link SavedMemory}). */
     protected final void saved(long floats) {
-        long bytes = floats * Float.BYTES;
+        account(floats * Float.BYTES);
+    }
+
+    /**
+     * Keeps {@code t} for backward, in bf16 when {@code bf16} (see {@link Saved}); accounted, and let go after
+     * backward with the rest of this node's saved state.
+     */
+    final Saved save(Tensor t, boolean bf16) {
+        Saved s = Saved.of(t, bf16);
+        if (kept == null) kept = new ArrayList<>(2);
+        kept.add(s);
+        account(s.bytes());
+        return s;
+    }
+
+    private void account(long bytes) {
         savedBytes += bytes;
         SavedMemory.add(bytes);
     }
@@ -56,6 +87,8 @@ public abstract class Node {
 
     final void releaseSaved() {
         release();
+        if (kept != null) for (Saved s : kept) s.clear();
+        kept = null;
         SavedMemory.add(-savedBytes);
         savedBytes = 0;
     }

@@ -20,14 +20,17 @@ final class NormOps {
         LayerNormKernel.forward(xc.data(), xc.offset(), wc.data(), bc == null ? null : bc.data(), wc.offset(),
                 bc == null ? 0 : bc.offset(), out.data(), 0, mean, rstd, rows, cols, eps);
         if (ShapeOps.recording(x, w, b)) {
-            Node node = new Node(x, w, b) {
+            var node = new Node(x, w, b) {
+                Saved sx;
+
                 @Override
                 protected Tensor[] apply(Tensor g) {
+                    Tensor xs = sx.get();
                     Tensor gc = g.contiguous();
                     Tensor dx = Tensor.zeros(xc.shape());
                     Tensor dw = Tensor.zeros(cols);
                     Tensor db = Tensor.zeros(cols);
-                    LayerNormKernel.backward(gc.data(), gc.offset(), xc.data(), xc.offset(), wc.data(), wc.offset(), mean, rstd,
+                    LayerNormKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), wc.data(), wc.offset(), mean, rstd,
                             dx.data(), 0, dw.data(), 0, db.data(), 0, rows, cols);
                     return new Tensor[]{needsGrad(0) ? dx : null, needsGrad(1) ? dw.reshape(w.shape()) : null,
                             b != null && needsGrad(2) ? db.reshape(b.shape()) : null};
@@ -36,7 +39,8 @@ final class NormOps {
                 @Override
                 public String name() { return "LayerNormBackward"; }
             };
-            node.saved(xc.numel() + 2L * rows);
+            node.sx = node.save(xc, false); // the statistics' input stays fp32, as autocast keeps layer_norm in fp32
+            node.saved(2L * rows);
             out.setGradFn(node);
         }
         return out;

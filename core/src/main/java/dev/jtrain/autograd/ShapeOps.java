@@ -26,6 +26,9 @@ final class ShapeOps {
                 }
 
                 @Override
+                boolean readsGradientInBf16() { return nextReadsGradientInBf16(0); }
+
+                @Override
                 public String name() { return "ReshapeBackward"; }
             });
         }
@@ -90,6 +93,9 @@ final class ShapeOps {
                 protected Tensor[] apply(Tensor g) {
                     return new Tensor[]{g.contiguous()};
                 }
+
+                @Override
+                boolean readsGradientInBf16() { return nextReadsGradientInBf16(0); }
 
                 @Override
                 public String name() { return "ContiguousBackward"; }

@@ -271,6 +271,17 @@ public final class Tensor {
     }
 
     /** Same storage, no autograd history. */
+    /**
+     * Done with this tensor's storage, as the last {@code del} of it would be in PyTorch: inside a {@link StepArena}
+     * scope the array goes back to the pool as soon as no autograd node still keeps it for backward, so a model that
+     * releases its intermediates holds only what backward needs. Call once per tensor an op returned (not again for
+     * a view of it) and use neither afterwards. Outside a scope, or on arrays the scope did not hand out, nothing
+     * happens.
+     */
+    public void release() {
+        StepArena.release(data);
+    }
+
     public Tensor detach() {
         return new Tensor(data, offset, shape, strides);
     }

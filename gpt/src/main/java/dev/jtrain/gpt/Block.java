@@ -1,5 +1,6 @@
 package dev.jtrain.gpt;
 
+import dev.jtrain.autograd.F;
 import dev.jtrain.nn.LayerNorm;
 import dev.jtrain.nn.Module;
 import dev.jtrain.tensor.Rng;
@@ -19,9 +20,29 @@ public final class Block extends Module {
         mlp = registerModule("mlp", new Mlp(config, init, dropoutRng));
     }
 
-    /** x (B, T, C) → (B, T, C). */
+    /**
+     * x (B, T, C) → (B, T, C). Each intermediate is released once its consumer has run: what backward needs stays
+     * with the nodes that saved it, the rest goes back to the step's arena (see {@link Tensor#release}).
+     */
     public Tensor forward(Tensor x) {
-        x = x.add(attn.forward(ln1.forward(x)));
-        return x.add(mlp.forward(ln2.forward(x)));
+        Tensor h = ln1.forward(x);
+        Tensor a = attn.forward(h);
+        h.release();
+        Tensor x1 = x.add(a);
+        a.release();
+        h = ln2.forward(x1);
+        Tensor m = mlp.forward(h);
+        h.release();
+        Tensor out = x1.add(m);
+        m.release();
+        x1.release();
+        return out;
+    }
+
+    /** Dropout that releases its input when it made a new tensor (p = 0 returns the input itself). */
+    static Tensor dropout(Tensor x, float p, Rng rng) {
+        Tensor out = F.dropout(x, p, rng);
+        if (out != x) x.release();
+        return out;
     }
 }

@@ -24,10 +24,14 @@ public final class CausalSelfAttention extends Module {
     }
 
     /** x (B, T, C) → (B, T, C). */
+    /** x (B, T, C) → (B, T, C); intermediates are released once consumed (see {@link Tensor#release}). */
     public Tensor forward(Tensor x) {
         Tensor qkv = cAttn.forward(x); // (B, T, 3C)
         float p = isTraining() ? config.dropout() : 0f;
         Tensor y = F.causalSelfAttention(qkv, config.nHead(), p, rng); // (B, T, C)
-        return F.dropout(cProj.forward(y), p, rng);
+        qkv.release();
+        Tensor o = cProj.forward(y);
+        y.release();
+        return Block.dropout(o, p, rng);
     }
 }

@@ -92,28 +92,39 @@ public final class Gpt extends Module implements LanguageModel {
         for (int t = 0; t < time; t++) pos[t] = t;
         Tensor tok = transformer.wte.forward(idx, batch, time); // (B, T, C)
         Tensor posEmb = transformer.wpe.forward(pos, time);     // (T, C)
-        Tensor x = F.dropout(tok.add(posEmb), isTraining() ? config.dropout() : 0f, dropoutRng);
+        Tensor x = tok.add(posEmb);
+        tok.release();
+        posEmb.release();
+        x = Block.dropout(x, isTraining() ? config.dropout() : 0f, dropoutRng);
+        // Each block's input is released once the block has run: the nodes that need it for backward keep it.
         for (int i = 0; i < transformer.h.size(); i++) {
             Block b = transformer.h.get(i);
             BlockTracer tr = tracer;
             final int id = i;
             long f0 = System.nanoTime();
             if (tr != null) x = F.backwardMarker(x, () -> tr.backwardEnd(id));
-            x = activationCheckpointing ? Checkpoint.apply(b::forward, x, dropoutRng) : b.forward(x);
+            Tensor out = activationCheckpointing ? Checkpoint.apply(b::forward, x, dropoutRng) : b.forward(x);
+            x.release();
+            x = out;
             if (tr != null) {
                 x = F.backwardMarker(x, () -> tr.backwardBegin(id));
                 tr.forward(id, f0, System.nanoTime());
             }
         }
-        x = transformer.lnF.forward(x);
-        return F.linear(x, transformer.wte.weight, null); // (B, T, Vp), lm_head tied to wte
+        Tensor h = transformer.lnF.forward(x);
+        x.release();
+        Tensor logits = F.linear(h, transformer.wte.weight, null); // (B, T, Vp), lm_head tied to wte
+        h.release();
+        return logits;
     }
 
     /** Mean cross-entropy of next-token prediction; targets (B·T), negative ids ignored. */
     @Override
     public Tensor loss(int[] idx, int[] targets, int batch, int time) {
         Tensor logits = forward(idx, batch, time);
-        return F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets, config.vocabSize());
+        Tensor loss = F.crossEntropy(logits.reshape(batch * time, config.paddedVocabSize()), targets, config.vocabSize());
+        logits.release();
+        return loss;
     }
 
     /**

@@ -22,8 +22,13 @@ public final class Mlp extends Module {
         cProj = registerModule("c_proj", new Linear(Tensor.randn(init, projStd, c, 4 * c), config.bias() ? Tensor.zeros(c) : null));
     }
 
+    /** x (B, T, C) → (B, T, C); intermediates are released once consumed (see {@link Tensor#release}). */
     public Tensor forward(Tensor x) {
-        Tensor h = F.gelu(cFc.forward(x)); // (B, T, 4C)
-        return F.dropout(cProj.forward(h), isTraining() ? config.dropout() : 0f, rng);
+        Tensor f = cFc.forward(x); // (B, T, 4C)
+        Tensor h = F.gelu(f);
+        f.release();
+        Tensor o = cProj.forward(h);
+        h.release();
+        return Block.dropout(o, isTraining() ? config.dropout() : 0f, rng);
     }
 }

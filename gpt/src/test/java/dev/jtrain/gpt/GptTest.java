@@ -1,12 +1,17 @@
 package dev.jtrain.gpt;
 
+import dev.jtrain.autograd.Autocast;
 import dev.jtrain.autograd.SavedMemory;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.AdamW;
 import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.tensor.Rng;
+import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Precision;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -105,9 +110,14 @@ class GptTest {
         assertThat(last).isLessThan(first * 0.3f);
     }
 
-    /** Recycling step temporaries through a StepArena must not change a single bit of training. */
-    @Test
-    void trainingInsideAStepArenaIsBitwiseIdentical() {
+    /**
+     * Recycling step temporaries through a StepArena must not change a single bit of training: intermediates the
+     * model releases are handed out again within the step, so an op that read one after its release (or a node that
+     * did not hold what it saved) would train differently from the run without an arena.
+     */
+    @ParameterizedTest(name = "{0}, checkpointing {1}")
+    @CsvSource({"FP32, false", "FP32, true", "BF16, false", "BF16, true"})
+    void trainingInsideAStepArenaIsBitwiseIdentical(Precision precision, boolean checkpointing) {
         GptConfig cfg = new GptConfig(2, 2, 32, 16, 64, 0.1f, true);
         Rng rng = new Rng(8);
         int[] x = randomIds(rng, 4 * 16, 64), y = randomIds(rng, 4 * 16, 64);
@@ -115,18 +125,13 @@ class GptTest {
         float[][] losses = new float[2][5];
         for (int run = 0; run < 2; run++) {
             Gpt m = new Gpt(cfg, 1);
+            m.setActivationCheckpointing(checkpointing);
             FlatParameters flat = FlatParameters.of(m);
             FlatOptimizer opt = new FlatOptimizer(flat, AdamW.gpt());
-            dev.jtrain.tensor.StepArena arena = new dev.jtrain.tensor.StepArena();
+            StepArena arena = new StepArena();
             for (int step = 0; step < 5; step++) {
                 flat.zeroGrad();
-                if (run == 1) {
-                    try (var scope = arena.open()) {
-                        Tensor loss = m.loss(x, y, 4, 16);
-                        losses[run][step] = loss.item();
-                        loss.backward();
-                    }
-                } else {
+                try (var scope = run == 1 ? arena.open() : null; var cast = Autocast.with(precision)) {
                     Tensor loss = m.loss(x, y, 4, 16);
                     losses[run][step] = loss.item();
                     loss.backward();
@@ -137,6 +142,48 @@ class GptTest {
         }
         assertThat(losses[1]).containsExactly(losses[0]);
         assertThat(finalParams[1]).containsExactly(finalParams[0]);
+    }
+
+    /**
+     * The step's arena has out at once little more than what backward keeps (the model releases the rest as it
+     * goes); activation checkpointing and bf16 lower both.
+     */
+    @Test
+    void aStepHoldsLittleMoreThanWhatBackwardKeeps() {
+        GptConfig cfg = new GptConfig(3, 2, 64, 32, 256, 0f, true);
+        Rng rng = new Rng(9);
+        int[] x = randomIds(rng, 4 * 32, 256), y = randomIds(rng, 4 * 32, 256);
+        long[][] m = new long[4][];
+        int i = 0;
+        for (Precision precision : new Precision[]{Precision.FP32, Precision.BF16})
+            for (boolean ckpt : new boolean[]{false, true}) m[i++] = stepMemory(cfg, x, y, precision, ckpt);
+        long[] fp32 = m[0], fp32Ckpt = m[1], bf16 = m[2], bf16Ckpt = m[3];
+        System.out.printf("kept / out at once: fp32 %d / %d, ckpt %d / %d; bf16 %d / %d, ckpt %d / %d%n", fp32[0], fp32[1],
+                fp32Ckpt[0], fp32Ckpt[1], bf16[0], bf16[1], bf16Ckpt[0], bf16Ckpt[1]);
+        assertThat(fp32[1]).as("out at once, against kept for backward").isLessThan(fp32[0] * 3 / 2);
+        assertThat(bf16[0]).as("bf16 keeps").isLessThan(fp32[0] * 6 / 10);
+        assertThat(bf16[1]).isLessThan(fp32[1] * 8 / 10);
+        // with checkpointing, what is out at once is one block's recompute plus the head's logits and gradients,
+        // which a model this small is mostly made of
+        assertThat(fp32Ckpt[1]).as("checkpointing").isLessThan(fp32[1] * 6 / 10);
+        assertThat(bf16Ckpt[1]).isLessThan(bf16[1] * 3 / 4);
+    }
+
+    /** {activation bytes kept for backward at peak, the arena's peak bytes out at once} of the second step. */
+    private static long[] stepMemory(GptConfig cfg, int[] x, int[] y, Precision precision, boolean checkpointing) {
+        Gpt m = new Gpt(cfg, 1);
+        m.setActivationCheckpointing(checkpointing);
+        StepArena arena = new StepArena();
+        long kept = 0;
+        for (int step = 0; step < 2; step++) {
+            SavedMemory.resetPeak();
+            long base = SavedMemory.liveBytes();
+            try (var scope = arena.open(); var cast = Autocast.with(precision)) {
+                m.loss(x, y, 4, 32).backward();
+            }
+            kept = SavedMemory.peakBytes() - base;
+        }
+        return new long[]{kept, arena.peakLentBytes()};
     }
 
     @Test

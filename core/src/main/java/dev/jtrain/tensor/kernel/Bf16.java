@@ -1,11 +1,17 @@
 package dev.jtrain.tensor.kernel;
 
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
  * bfloat16: the upper 16 bits of an IEEE float (8 exponent bits, 7 stored mantissa bits), so a float converts by
  * rounding away its low half. Rounding is to nearest, ties to even, as {@code vcvtneps2bf16} and PyTorch do; a NaN
  * stays a (quiet) NaN instead of rounding into an infinity. Unit roundoff 2^-8.
  *
- * <p>Threading: stateless.
+ * <p>Threading: stateless; {@link #pack} and {@link #unpack} split large arrays over {@link Parallel}'s threads.
  */
 public final class Bf16 {
     /** Unit roundoff of bf16: a rounded value is within a relative 2^-8 of the float it came from. */
@@ -28,5 +34,78 @@ public final class Bf16 {
     /** {@code x} rounded to bf16 precision (exactly representable in bf16). */
     public static float round(float x) {
         return toFloat(bits(x));
+    }
+
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
+    private static final int L = F.length(), BLOCK = 2 * L;
+    /** Blocks per parallel chunk: a chunk moves at least 64K floats, so splitting pays for the hand-off. */
+    private static final int GRAIN = 65536 / BLOCK;
+
+    /** Floats per packing block (2L). */
+    public static int packBlock() {
+        return BLOCK;
+    }
+
+    /** Words {@link #pack} writes for n floats: L per block of 2L (L = lanes of the preferred vector), the last padded. */
+    public static int packedWords(int n) {
+        return (n + BLOCK - 1) / BLOCK * L;
+    }
+
+    /**
+     * n floats from {@code src[off]} stored as bf16, two per int, rounded as {@link #bits}. Within each block of 2L
+     * floats, word i holds element i in its low half and element i + L in its high half, so both pack and
+     * {@link #unpack} move whole vectors with no interleaving shuffle. The layout depends on the vector width, so
+     * words are unpacked by the process that packed them (they are never stored or sent).
+     */
+    public static void pack(float[] src, int off, int n, int[] dst) {
+        pack(src, off, n, dst, 0);
+    }
+
+    /**
+     * {@link #pack} into {@code dst} from word {@code dstOff}: arrays packed piece by piece read back as one when every
+     * piece but the last is a multiple of {@link #packBlock()} floats and starts at word (floats before it) / 2.
+     */
+    public static void pack(float[] src, int off, int n, int[] dst, int dstOff) {
+        int full = n / BLOCK;
+        Parallel.forRange(full, GRAIN, (lo, hi) -> {
+            for (int blk = lo; blk < hi; blk++) {
+                int s = off + blk * BLOCK;
+                IntVector lo16 = round(FloatVector.fromArray(F, src, s));
+                IntVector hi16 = round(FloatVector.fromArray(F, src, s + L));
+                lo16.or(hi16.lanewise(VectorOperators.LSHL, 16)).intoArray(dst, dstOff + blk * L);
+            }
+        });
+        int s = off + full * BLOCK, rest = n - full * BLOCK;
+        for (int i = 0; i < L && rest > 0; i++) {
+            int lo = i < rest ? bits(src[s + i]) : 0, hi = i + L < rest ? bits(src[s + i + L]) : 0;
+            dst[dstOff + full * L + i] = lo | hi << 16;
+        }
+    }
+
+    /** The n floats {@link #pack} stored, widened back to fp32 (exactly) into {@code dst[off]}. */
+    public static void unpack(int[] src, int n, float[] dst, int off) {
+        int full = n / BLOCK;
+        Parallel.forRange(full, GRAIN, (lo, hi) -> {
+            for (int blk = lo; blk < hi; blk++) {
+                IntVector w = IntVector.fromArray(I, src, blk * L);
+                int d = off + blk * BLOCK;
+                w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d);
+                w.and(0xFFFF0000).reinterpretAsFloats().intoArray(dst, d + L);
+            }
+        });
+        int d = off + full * BLOCK, rest = n - full * BLOCK;
+        for (int i = 0; i < rest; i++) {
+            int w = src[full * L + i % L];
+            dst[d + i] = toFloat(i < L ? w & 0xFFFF : w >>> 16);
+        }
+    }
+
+    /** {@link #bits} on every lane: round to nearest even, a NaN kept quiet. */
+    private static IntVector round(FloatVector x) {
+        IntVector b = x.reinterpretAsInts();
+        IntVector rounded = b.add(0x7FFF).add(b.lanewise(VectorOperators.LSHR, 16).and(1)).lanewise(VectorOperators.LSHR, 16);
+        VectorMask<Integer> nan = b.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
+        return rounded.blend(b.lanewise(VectorOperators.LSHR, 16).or(0x40), nan);
     }
 }

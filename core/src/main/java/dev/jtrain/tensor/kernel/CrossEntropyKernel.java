@@ -45,9 +45,15 @@ public final class CrossEntropyKernel {
     /** dz[r, :] = (exp(z - lse) - onehot(t)) · scale[r]; rows with t &lt; 0 get zeros. */
     public static void backward(float[] z, int zo, int[] targets, float[] lse, float scale, int rows, int cols, int valid,
                                 float[] dz, int dzo) {
-        Parallel.forRange(rows, Math.max(1, 16384 / cols), (lo, hi) -> {
-            for (int r = lo; r < hi; r++) {
-                int base = zo + r * cols, db = dzo + r * cols;
+        backwardRows(z, zo, targets, lse, scale, 0, rows, cols, valid, dz, dzo);
+    }
+
+    /** {@link #backward} for rows [r0, r1) only, row r written at {@code dz[dzo + (r - r0) * cols]}. */
+    public static void backwardRows(float[] z, int zo, int[] targets, float[] lse, float scale, int r0, int r1, int cols,
+                                    int valid, float[] dz, int dzo) {
+        Parallel.forRange(r1 - r0, Math.max(1, 16384 / cols), (lo, hi) -> {
+            for (int r = r0 + lo; r < r0 + hi; r++) {
+                int base = zo + r * cols, db = dzo + (r - r0) * cols;
                 int t = targets[r];
                 if (t < 0) {
                     Arrays.fill(dz, db, db + cols, 0f);

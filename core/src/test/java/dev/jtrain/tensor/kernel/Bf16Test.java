@@ -29,6 +29,41 @@ class Bf16Test {
         assertThat(Bf16.round(-0f)).isEqualTo(-0f);
     }
 
+    /** pack/unpack keep exactly what {@link Bf16#round} gives, for any length (vector blocks and the tail). */
+    @Test
+    void packedArraysReadBackAsTheRoundedValues() {
+        java.util.Random r = new java.util.Random(11);
+        int block = Bf16.packBlock();
+        for (int n : new int[]{1, 7, block - 1, block, block + 3, 5 * block + 17, 300_001}) {
+            float[] x = new float[n + 3];
+            for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 3));
+            x[3] = Float.NaN;
+            int[] words = new int[Bf16.packedWords(n)];
+            Bf16.pack(x, 3, n, words);
+            float[] back = new float[n + 2];
+            back[0] = back[n + 1] = 42f;
+            Bf16.unpack(words, n, back, 1);
+            assertThat(back[0]).as("nothing written before").isEqualTo(42f);
+            assertThat(back[n + 1]).as("nothing written after").isEqualTo(42f);
+            assertThat(back[1]).isNaN();
+            for (int i = 1; i < n; i++)
+                assertThat(back[i + 1]).as("n=%d, element %d", n, i).isEqualTo(Bf16.round(x[i + 3]));
+        }
+    }
+
+    /** Pieces packed separately, each a whole number of blocks, read back as one array. */
+    @Test
+    void piecesPackedApartReadBackAsOne() {
+        int block = Bf16.packBlock(), n = 3 * block + 5;
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) x[i] = i * 0.37f - 11f;
+        int[] whole = new int[Bf16.packedWords(n)], pieces = new int[Bf16.packedWords(n)];
+        Bf16.pack(x, 0, n, whole);
+        Bf16.pack(x, 0, 2 * block, pieces, 0);
+        Bf16.pack(x, 2 * block, n - 2 * block, pieces, block);
+        assertThat(pieces).isEqualTo(whole);
+    }
+
     @Test
     void cpuFlagsAreRead() {
         assertThat(CpuFeatures.parse("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 avx2\n").avx512bf16()).isTrue();
