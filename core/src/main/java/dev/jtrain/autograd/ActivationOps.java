@@ -14,7 +14,7 @@ final class ActivationOps {
 
     static Tensor gelu(Tensor x) {
         Tensor xc = x.contiguous().detach();
-        Tensor out = Tensor.zeros(x.shape());
+        Tensor out = Tensor.empty(x.shape());
         int n = out.numel();
         GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
         if (ShapeOps.recording(x)) {
@@ -24,7 +24,7 @@ final class ActivationOps {
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous();
-                    Tensor dx = Tensor.zeros(xc.shape());
+                    Tensor dx = Tensor.empty(xc.shape());
                     Tensor xs = sx.get();
                     GeluKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), dx.data(), 0, n);
                     sx.done(xs);

@@ -39,7 +39,7 @@ final class AttentionOps {
             float keep = 1f / (1f - dropout);
             for (int i = 0; i < mask.length; i++) mask[i] = rng.nextFloat() >= dropout ? keep : 0f;
         }
-        Tensor y = Tensor.zeros(B, T, C);
+        Tensor y = Tensor.empty(B, T, C); // every head writes its T x hs block with beta 0
         float[] yd = y.data();
         Precision precision = Autocast.precision(); // the workers run the products in the caller's precision
         Parallel.forRange(B * nHead, 1, (lo, hi) -> {
@@ -65,7 +65,7 @@ final class AttentionOps {
                     Tensor xs = saved.get();
                     float[] qd = xs.data();
                     int xo = xs.offset();
-                    Tensor dqkv = Tensor.zeros(B, T, C3);
+                    Tensor dqkv = Tensor.empty(B, T, C3); // dq, dk, dv of every head written with beta 0
                     float[] dd = dqkv.data();
                     Parallel.forRange(B * nHead, 1, (lo, hi) -> {
                         float[] p = new float[T * T], dp = new float[T * T];

@@ -57,7 +57,7 @@ final class CrossEntropyOps {
                         return new Tensor[]{Tensor.view(dz, 0, shape)};
                     }
                     Tensor zs = sz.get();
-                    Tensor dz = Tensor.zeros(shape);
+                    Tensor dz = Tensor.empty(shape); // every row set, padding and ignored rows to 0
                     CrossEntropyKernel.backward(zs.data(), zs.offset(), t, lse, g.item() / n, rows, cols, validClasses, dz.data(), 0);
                     return new Tensor[]{dz};
                 }

@@ -104,7 +104,7 @@ public final class Engine {
     /** Fresh sum: incoming gradients may be shared between branches, so never add in place into one. */
     private static Tensor sum(Tensor a, Tensor b) {
         Tensor ac = a.contiguous(), bc = b.contiguous();
-        Tensor out = Tensor.zeros(a.shape());
+        Tensor out = Tensor.empty(a.shape());
         VectorOps.add(ac.data(), ac.offset(), bc.data(), bc.offset(), out.data(), 0, out.numel());
         return out;
     }

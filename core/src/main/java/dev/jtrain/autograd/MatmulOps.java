@@ -87,12 +87,12 @@ final class MatmulOps {
         Mat ma = Mat.of(a.detach()), mb = Mat.of(b.detach());
         int m = ma.rows, k = ma.cols, n = mb.cols;
         if (a.dim() == 2) {
-            Tensor out = Tensor.zeros(m, n);
+            Tensor out = Tensor.empty(m, n); // beta 0: every element written
             precision.gemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off, ma.ld, mb.data, mb.off, mb.ld, 0f, out.data(), 0, n);
             return out;
         }
         int batch = a.size(0);
-        Tensor out = Tensor.zeros(batch, m, n);
+        Tensor out = Tensor.empty(batch, m, n);
         for (int i = 0; i < batch; i++)
             precision.gemm(ma.trans, mb.trans, m, n, k, 1f, ma.data, ma.off + i * ma.batchStride, ma.ld,
                     mb.data, mb.off + i * mb.batchStride, mb.ld, 0f, out.data(), i * m * n, n);
@@ -113,7 +113,7 @@ final class MatmulOps {
         int rows = xc.numel() / in;
         int[] outShape = x.shape();
         outShape[outShape.length - 1] = outF;
-        Tensor out = Tensor.zeros(outShape);
+        Tensor out = Tensor.empty(outShape); // the bias rows, or beta 0, set every element
         float[] od = out.data();
         Precision precision = Autocast.precision();
         if (b != null) {
@@ -131,13 +131,13 @@ final class MatmulOps {
                     Tensor gc = g.contiguous();
                     Tensor gx = null, gw = null, gb = null;
                     if (needsGrad(0)) {
-                        gx = Tensor.zeros(xc.shape());
+                        gx = Tensor.empty(xc.shape());
                         precision.gemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wc.data(), wc.offset(), in,
                                 0f, gx.data(), 0, in);
                     }
                     if (needsGrad(1)) {
                         Tensor xs = sx.get();
-                        gw = Tensor.zeros(outF, in);
+                        gw = Tensor.empty(outF, in);
                         precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
                                 0f, gw.data(), 0, in);
                         sx.done(xs);

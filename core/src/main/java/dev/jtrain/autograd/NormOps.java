@@ -16,7 +16,7 @@ final class NormOps {
         Tensor bc = b == null ? null : b.contiguous().detach();
         int rows = xc.numel() / cols;
         float[] mean = new float[rows], rstd = new float[rows];
-        Tensor out = Tensor.zeros(x.shape());
+        Tensor out = Tensor.empty(x.shape());
         LayerNormKernel.forward(xc.data(), xc.offset(), wc.data(), bc == null ? null : bc.data(), wc.offset(),
                 bc == null ? 0 : bc.offset(), out.data(), 0, mean, rstd, rows, cols, eps);
         if (ShapeOps.recording(x, w, b)) {
@@ -27,7 +27,7 @@ final class NormOps {
                 protected Tensor[] apply(Tensor g) {
                     Tensor xs = sx.get();
                     Tensor gc = g.contiguous();
-                    Tensor dx = Tensor.zeros(xc.shape());
+                    Tensor dx = Tensor.empty(xc.shape());
                     Tensor dw = Tensor.zeros(cols);
                     Tensor db = Tensor.zeros(cols);
                     LayerNormKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), wc.data(), wc.offset(), mean, rstd,

@@ -68,6 +68,14 @@ public final class Tensor {
         return new Tensor(StepArena.floats(Shape.numel(shape)), 0, shape.clone(), Shape.contiguousStrides(shape));
     }
 
+    /**
+     * A contiguous tensor whose contents are unspecified: for outputs the caller writes in full (a GEMM with
+     * beta 0, a kernel that sets every element), which spares zeroing an array the step arena hands out again.
+     */
+    public static Tensor empty(int... shape) {
+        return new Tensor(StepArena.uninitializedFloats(Shape.numel(shape)), 0, shape.clone(), Shape.contiguousStrides(shape));
+    }
+
     public static Tensor full(float value, int... shape) {
         Tensor t = zeros(shape);
         Arrays.fill(t.data, value);
@@ -163,7 +171,7 @@ public final class Tensor {
 
     /** Copies values (not autograd state) into a new contiguous tensor, whatever the layout. */
     public Tensor copyData() {
-        float[] out = StepArena.floats(numel());
+        float[] out = StepArena.uninitializedFloats(numel());
         copyTo(out, 0);
         return of(out, shape);
     }
