@@ -106,7 +106,7 @@ final class TrainCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Plain log lines instead of a progress bar.") boolean noProgress;
     @Option(names = "--nproc", description = "Data-parallel processes on this machine (default: the preset's; 2 for the default preset).")
     Integer nproc;
-    @Option(names = "--zero", defaultValue = "0", description = "0 = DDP, 1 = ZeRO-1 (sharded optimizer state), 2 = ZeRO-2 (also sharded gradients).")
+    @Option(names = "--zero", defaultValue = "0", description = "0 = DDP, 1 = ZeRO-1 (sharded optimizer state), 2 = ZeRO-2 (also sharded gradients), 3 = ZeRO-3/FSDP (also sharded parameters, gathered block by block).")
     int zero;
     @Option(names = "--bucket-mb", defaultValue = "auto", description = "Gradient bucket size in MiB, or auto: what the slowest link moves in about 10 ms, 1 to 25 MiB (25 on one host, ~2.3 at 2 Gbit/s). The first bucket is 1 MiB. Default: ${DEFAULT-VALUE}.")
     String bucketMb;
@@ -207,7 +207,7 @@ final class TrainCommand implements Callable<Integer> {
         Trainer trainer = new Trainer(tc, model,
                 new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
-                p -> DataParallel.create(p, pg, dpo, trace));
+                p -> DataParallel.create(p, model, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
         keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
         PreemptionSignal.onTerm(trainer::requestStop);
@@ -227,6 +227,7 @@ final class TrainCommand implements Callable<Integer> {
                     ckptDir != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved to disk)");
             return 0;
         }
+        trainer.parallel().unshard(); // ZeRO-3: every rank gathers the parameters back before the lead saves and samples
         if (!lead) return 0;
         report(console, outcome, peak, data.train(), tc.precision());
         writeOutputs(model, tok, s, dir);
@@ -357,7 +358,7 @@ final class TrainCommand implements Callable<Integer> {
     static void checkHoldersFit(Trainer trainer, int nodes, String budgetEnv) {
         if (budgetEnv == null) return;
         long budget = Long.parseLong(budgetEnv);
-        long state = 12L * trainer.parameters().data().length;
+        long state = 12L * trainer.parameters().size();
         long need = 3 * state * Math.min(nodes, 2) / nodes;
         if (need > budget)
             throw new IllegalArgumentException(String.format("--mem-ckpt-every: each node's launcher would hold up to %.2f GiB"

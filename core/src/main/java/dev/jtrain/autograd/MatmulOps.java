@@ -131,8 +131,9 @@ final class MatmulOps {
                     Tensor gc = g.contiguous();
                     Tensor gx = null, gw = null, gb = null;
                     if (needsGrad(0)) {
+                        Tensor wb = w.contiguous().detach(); // W where it is now: a sharded strategy moves it between gathers
                         gx = Tensor.empty(xc.shape());
-                        precision.gemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wc.data(), wc.offset(), in,
+                        precision.gemm(false, false, rows, in, outF, 1f, gc.data(), gc.offset(), outF, wb.data(), wb.offset(), in,
                                 0f, gx.data(), 0, in);
                     }
                     if (needsGrad(1)) {

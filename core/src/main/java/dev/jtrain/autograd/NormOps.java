@@ -30,7 +30,8 @@ final class NormOps {
                     Tensor dx = Tensor.empty(xc.shape());
                     Tensor dw = Tensor.zeros(cols);
                     Tensor db = Tensor.zeros(cols);
-                    LayerNormKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), wc.data(), wc.offset(), mean, rstd,
+                    Tensor wb = w.contiguous().detach(); // the gain where it is now (sharded strategies move it)
+                    LayerNormKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), wb.data(), wb.offset(), mean, rstd,
                             dx.data(), 0, dw.data(), 0, db.data(), 0, rows, cols);
                     return new Tensor[]{needsGrad(0) ? dx : null, needsGrad(1) ? dw.reshape(w.shape()) : null,
                             b != null && needsGrad(2) ? db.reshape(b.shape()) : null};

@@ -21,14 +21,16 @@ public final class FlatParameters {
     /** One parameter's place in the flat buffers. */
     public record Slot(String name, Tensor param, int offset, int numel) {}
 
-    private final float[] data;
+    private float[] data;
     private float[] grad;
+    private final int size;
     private final List<Slot> slots;
 
     private FlatParameters(float[] data, float[] grad, List<Slot> slots) {
         this.data = data;
         this.grad = grad;
         this.slots = slots;
+        this.size = data.length;
     }
 
     /** Moves every parameter of {@code module} into one buffer (values preserved) and gives each a zeroed grad view. */
@@ -57,7 +59,20 @@ public final class FlatParameters {
         return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
     }
 
-    public float[] data() { return data; }
+    public float[] data() {
+        if (data == null)
+            throw new IllegalStateException("this model's parameters are sharded (ZeRO-3): there is no full parameter buffer");
+        return data;
+    }
+
+    /**
+     * Drops both flat buffers (ZeRO-3 keeps only shards of each; it has pointed the parameters elsewhere first). The
+     * slots keep their offsets: the layout shards and checkpoints are described in.
+     */
+    public void dropBuffers() {
+        dropGradientBuffer();
+        data = null;
+    }
 
     public float[] grad() {
         if (grad == null)
@@ -80,7 +95,7 @@ public final class FlatParameters {
 
     public List<Slot> slots() { return slots; }
 
-    public int size() { return data.length; }
+    public int size() { return size; }
 
     public long parameterCount() {
         long n = 0;

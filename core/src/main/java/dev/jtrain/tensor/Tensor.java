@@ -133,6 +133,17 @@ public final class Tensor {
         this.offset = newOffset;
     }
 
+    /**
+     * Re-points this (leaf, contiguous) tensor at {@code storage[offset...]} without copying: a sharded strategy
+     * points parameters at gathered buffers and away again (at an empty array, so a stray read fails loudly).
+     */
+    public void pointAt(float[] storage, int newOffset) {
+        if (!isContiguous()) throw new IllegalStateException("pointAt needs a contiguous tensor: " + this);
+        if (gradFn != null) throw new IllegalStateException("pointAt only applies to leaf tensors: " + this);
+        this.data = storage;
+        this.offset = newOffset;
+    }
+
     public float get(int... idx) {
         return data[index(idx)];
     }

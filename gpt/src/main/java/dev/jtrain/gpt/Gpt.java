@@ -6,6 +6,8 @@ import dev.jtrain.autograd.GradMode;
 import dev.jtrain.nn.Embedding;
 import dev.jtrain.nn.LayerNorm;
 import dev.jtrain.nn.Module;
+import dev.jtrain.nn.ShardedModel;
+import dev.jtrain.nn.UnitHooks;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
 
@@ -20,7 +22,7 @@ import java.util.Map;
  * the token embedding (Press &amp; Wolf 2017). Parameter names follow nanoGPT ({@code transformer.h.0.attn.c_attn.weight},
  * Linear weights as (out, in)), so its checkpoints and Hugging Face GPT-2 weights map one to one.
  */
-public final class Gpt extends Module implements LanguageModel {
+public final class Gpt extends Module implements LanguageModel, ShardedModel {
     /** The "transformer" sub-tree, only to give parameters nanoGPT's names. */
     static final class Transformer extends Module {
         final Embedding wte;
@@ -42,6 +44,7 @@ public final class Gpt extends Module implements LanguageModel {
     private final Rng dropoutRng;
     private boolean activationCheckpointing;
     private BlockTracer tracer;
+    private UnitHooks unitHooks;
 
     /** Builds a model with GPT-2 initialisation from {@code seed}; dropout masks come from a generator seeded alike. */
     public Gpt(GptConfig config, long seed) {
@@ -80,6 +83,17 @@ public final class Gpt extends Module implements LanguageModel {
     @Override
     public void setTracer(BlockTracer tracer) { this.tracer = tracer; }
 
+    /** ZeRO-3 units: one per block; the embeddings, the tied head and the final norm are the root. */
+    @Override
+    public List<List<Tensor>> units() {
+        List<List<Tensor>> units = new ArrayList<>();
+        for (Block b : transformer.h) units.add(List.copyOf(b.namedParameters().values()));
+        return units;
+    }
+
+    @Override
+    public void setUnitHooks(UnitHooks hooks) { this.unitHooks = hooks; }
+
     public List<Block> blocks() { return transformer.h; }
 
     public Tensor tokenEmbedding() { return transformer.wte.weight; }
@@ -88,6 +102,8 @@ public final class Gpt extends Module implements LanguageModel {
     public Tensor forward(int[] idx, int batch, int time) {
         if (time > config.blockSize())
             throw new IllegalArgumentException("sequence length " + time + " exceeds block size " + config.blockSize());
+        UnitHooks uh = unitHooks;
+        if (uh != null) uh.beforeForward(UnitHooks.ROOT);
         int[] pos = new int[time];
         for (int t = 0; t < time; t++) pos[t] = t;
         Tensor tok = transformer.wte.forward(idx, batch, time); // (B, T, C)
@@ -103,7 +119,7 @@ public final class Gpt extends Module implements LanguageModel {
             final int id = i;
             long f0 = System.nanoTime();
             if (tr != null) x = F.backwardMarker(x, () -> tr.backwardEnd(id));
-            Tensor out = activationCheckpointing ? Checkpoint.apply(b::forward, x, dropoutRng) : b.forward(x);
+            Tensor out = UnitHooks.around(uh, i, x, in -> activationCheckpointing ? Checkpoint.apply(b::forward, in, dropoutRng) : b.forward(in));
             x.release();
             x = out;
             if (tr != null) {

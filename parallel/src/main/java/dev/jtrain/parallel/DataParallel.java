@@ -2,6 +2,7 @@ package dev.jtrain.parallel;
 
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.nn.ShardedModel;
 import dev.jtrain.tensor.state.Stateful;
 
 /**
@@ -25,9 +26,25 @@ public interface DataParallel extends AutoCloseable {
      * null).
      */
     static DataParallel create(FlatParameters params, ProcessGroup group, DataParallelOptions options, CommTrace trace) {
+        return create(params, null, group, options, trace);
+    }
+
+    /**
+     * As {@link #create(FlatParameters, ProcessGroup, DataParallelOptions, CommTrace)}, and ZeRO-3 at stage 3, which
+     * needs the model cut into units ({@code model}; may be null for the other stages).
+     */
+    static DataParallel create(FlatParameters params, ShardedModel model, ProcessGroup group, DataParallelOptions options,
+                               CommTrace trace) {
         if (group == null || group.size() == 1) return new SingleProcess(params, options);
-        return options.zeroStage() == 0 ? new DistributedDataParallel(params, group, options, trace)
-                : new ZeroOptimizer(params, group, options, trace);
+        return switch (options.zeroStage()) {
+            case 0 -> new DistributedDataParallel(params, group, options, trace);
+            case 1, 2 -> new ZeroOptimizer(params, group, options, trace);
+            default -> {
+                if (model == null)
+                    throw new IllegalArgumentException("ZeRO-3 needs a model cut into units (dev.jtrain.nn.ShardedModel); this one is not");
+                yield new FullyShardedDataParallel(params, model, group, options, trace);
+            }
+        };
     }
 
     int rank();
@@ -62,6 +79,12 @@ public interface DataParallel extends AutoCloseable {
 
     /** The optimizer state (its buffers and step count) as checkpointable state: whole, replicated, or ZeRO shards. */
     Stateful optimizerState();
+
+    /**
+     * After training, before the model runs on its own (sampling, saving weights): a strategy that sharded the
+     * parameters gathers them back on every rank (collective). Nothing to do for the others.
+     */
+    default void unshard() {}
 
     @Override
     default void close() {}

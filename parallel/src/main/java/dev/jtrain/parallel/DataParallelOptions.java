@@ -8,7 +8,8 @@ import dev.jtrain.optim.Optimizer;
  * @param bucketBytes      cap of every bucket after the first, or {@link #AUTO_BUCKET} to size it from the group's
  *                         slowest link ({@link BucketPlan#autoBucketBytes}); PyTorch's fixed default is 25 MiB
  * @param firstBucketBytes cap of the first bucket, small so that communication starts early (PyTorch: 1 MiB)
- * @param zeroStage        0 = DDP (replicated optimizer), 1 = sharded optimizer state, 2 = also sharded gradients
+ * @param zeroStage        0 = DDP (replicated optimizer), 1 = sharded optimizer state, 2 = also sharded gradients,
+ *                         3 = also sharded parameters (FSDP; needs a {@link dev.jtrain.nn.ShardedModel})
  * @param overlap          launch collectives from backward hooks (true) or only after backward (false, for comparison)
  * @param optimizer        the element-wise update every strategy applies to its parameters or shard (AdamW by default)
  * @param gradWire         the element type gradients travel in: {@link GradWire#FP32}, or {@link GradWire#BF16} for
@@ -20,7 +21,7 @@ public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int z
     public static final long AUTO_BUCKET = 0;
 
     public DataParallelOptions {
-        if (zeroStage < 0 || zeroStage > 2) throw new IllegalArgumentException("zeroStage must be 0, 1 or 2: " + zeroStage);
+        if (zeroStage < 0 || zeroStage > 3) throw new IllegalArgumentException("zeroStage must be 0, 1, 2 or 3: " + zeroStage);
         if ((bucketBytes < 64 && bucketBytes != AUTO_BUCKET) || firstBucketBytes < 64)
             throw new IllegalArgumentException("bucket sizes must be >= 64 bytes: bucketBytes=" + bucketBytes + ", firstBucketBytes=" + firstBucketBytes);
         if (gradWire == null) gradWire = GradWire.FP32;

@@ -5,7 +5,8 @@ import dev.jtrain.optim.FlatOptimizer;
 
 /**
  * Per-rank bytes of training state, to compare with the ZeRO paper's fp32 accounting (Rajbhandari et al. 2020,
- * per parameter: weights 4 B, gradients 4 B, Adam m and v 8 B): DDP 16 B; stage 1 4 + 4 + 8/N; stage 2 4 + (4 + 8)/N.
+ * per parameter: weights 4 B, gradients 4 B, Adam m and v 8 B): DDP 16 B; stage 1 4 + 4 + 8/N; stage 2 4 + (4 + 8)/N;
+ * stage 3 16/N (plus, not counted here, the full parameters of the units gathered at the moment).
  * Transient staging buffers are reported separately (they do not grow with the model).
  */
 public record MemoryReport(long parameters, long parameterBytes, long gradientBytes, long optimizerBytes, long stagingBytes) {
@@ -30,7 +31,8 @@ public record MemoryReport(long parameters, long parameterBytes, long gradientBy
             case 0 -> 16;
             case 1 -> 8 + 8.0 / world;
             case 2 -> 4 + 12.0 / world;
-            default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1 or 2: " + stage);
+            case 3 -> 16.0 / world;
+            default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1, 2 or 3: " + stage);
         };
     }
 }

@@ -5,15 +5,19 @@ import dev.jtrain.nn.Embedding;
 import dev.jtrain.nn.LayerNorm;
 import dev.jtrain.nn.Linear;
 import dev.jtrain.nn.Module;
+import dev.jtrain.nn.ShardedModel;
+import dev.jtrain.nn.UnitHooks;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
+
+import java.util.List;
 
 /**
  * A small language model for data-parallel tests (dist cannot depend on gpt): tied embedding/head, LayerNorm, a
  * GELU MLP; the same kinds of parameters (matrices with weight decay, biases and gains without) as a GPT. Odd sizes on
  * purpose so buckets and shards never divide evenly.
  */
-final class TinyLm extends Module {
+final class TinyLm extends Module implements ShardedModel {
     final int vocab;
     final Embedding wte;
     final LayerNorm ln;
@@ -29,10 +33,24 @@ final class TinyLm extends Module {
         proj = registerModule("proj", new Linear(Tensor.randn(rng, 0.1f, dim, 3 * dim + 1), Tensor.zeros(dim)));
     }
 
-    /** Mean next-token loss of rows × time ids. */
+    private UnitHooks hooks;
+
+    /** Mean next-token loss of rows × time ids. Units for ZeRO-3: (ln, fc), (proj); the tied wte is the root. */
     Tensor loss(int[] x, int[] y, int rows, int time) {
+        if (hooks != null) hooks.beforeForward(UnitHooks.ROOT);
         Tensor h = wte.forward(x, rows, time);
-        h = h.add(proj.forward(F.gelu(fc.forward(ln.forward(h)))));
+        Tensor a = UnitHooks.around(hooks, 0, h, t -> fc.forward(ln.forward(t)));
+        h = h.add(UnitHooks.around(hooks, 1, F.gelu(a), proj::forward));
         return F.crossEntropy(F.linear(h, wte.weight, null).reshape(rows * time, vocab), y);
+    }
+
+    @Override
+    public List<List<Tensor>> units() {
+        return List.of(List.of(ln.weight, ln.bias, fc.weight, fc.bias), List.of(proj.weight, proj.bias));
+    }
+
+    @Override
+    public void setUnitHooks(UnitHooks hooks) {
+        this.hooks = hooks;
     }
 }
