@@ -5,6 +5,7 @@ import dev.jtrain.autograd.F;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.DistributedDataParallel;
+import dev.jtrain.parallel.FullyShardedDataParallel;
 import dev.jtrain.parallel.SingleProcess;
 import dev.jtrain.parallel.ZeroOptimizer;
 import dev.jtrain.nn.Embedding;
@@ -12,6 +13,8 @@ import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.nn.LayerNorm;
 import dev.jtrain.nn.Linear;
 import dev.jtrain.nn.Module;
+import dev.jtrain.nn.ShardedModel;
+import dev.jtrain.nn.UnitHooks;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.state.Stateful;
@@ -45,10 +48,11 @@ class ResumeTest {
     Path root;
 
     /** Tied embedding/head with a LayerNorm and an MLP: matrices (decayed) and vectors (not), odd sizes. */
-    static final class TinyNet extends Module {
+    static final class TinyNet extends Module implements ShardedModel {
         final Embedding wte;
         final LayerNorm ln;
         final Linear fc;
+        UnitHooks hooks;
 
         TinyNet(long seed) {
             Rng rng = new Rng(seed);
@@ -58,9 +62,21 @@ class ResumeTest {
         }
 
         Tensor loss(int[] x, int[] y, int rows) {
+            if (hooks != null) hooks.beforeForward(UnitHooks.ROOT);
             Tensor h = wte.forward(x, rows, T);
-            h = h.add(F.gelu(fc.forward(ln.forward(h))));
+            h = h.add(UnitHooks.around(hooks, 0, h, t -> F.gelu(fc.forward(ln.forward(t)))));
             return F.crossEntropy(F.linear(h, wte.weight, null).reshape(rows * T, VOCAB), y);
+        }
+
+        /** ZeRO-3: one unit (ln, fc); the tied wte is the root. */
+        @Override
+        public List<List<Tensor>> units() {
+            return List.of(List.of(ln.weight, ln.bias, fc.weight, fc.bias));
+        }
+
+        @Override
+        public void setUnitHooks(UnitHooks hooks) {
+            this.hooks = hooks;
         }
     }
 
@@ -93,15 +109,21 @@ class ResumeTest {
         return losses;
     }
 
-    static DataParallel strategy(String kind, FlatParameters f, dev.jtrain.comm.ProcessGroup pg) {
+    static DataParallel strategy(String kind, FlatParameters f, TinyNet m, dev.jtrain.comm.ProcessGroup pg) {
         DataParallelOptions o = DataParallelOptions.defaults().withBuckets(256, 1024).withWeightDecay(0.1f);
         return switch (kind) {
             case "single" -> new SingleProcess(f, o);
             case "ddp" -> new DistributedDataParallel(f, pg, o, null);
             case "zero1" -> new ZeroOptimizer(f, pg, o.withZeroStage(1), null);
             case "zero2" -> new ZeroOptimizer(f, pg, o.withZeroStage(2), null);
+            case "zero3" -> new FullyShardedDataParallel(f, m, pg, o.withZeroStage(3), null);
             default -> throw new IllegalArgumentException(kind);
         };
+    }
+
+    /** The full parameters in the flat layout: gathered from the shards under ZeRO-3 (collective). */
+    static float[] parameters(DataParallel dp, FlatParameters f) {
+        return dp instanceof FullyShardedDataParallel z ? z.gatherParameters() : f.data().clone();
     }
 
     static Map<String, Stateful> state(DataParallel dp) {
@@ -117,20 +139,20 @@ class ResumeTest {
     }
 
     @ParameterizedTest(name = "{0} on {1} rank(s), async save {2}")
-    @CsvSource({"single,1,false", "single,1,true", "ddp,2,false", "zero1,2,true", "zero2,2,false"})
+    @CsvSource({"single,1,false", "single,1,true", "ddp,2,false", "zero1,2,true", "zero2,2,false", "zero3,2,true", "zero3,3,false"})
     void resumeIsBitwiseExact(String kind, int world, boolean async) throws Exception {
         System.out.println("ResumeTest seed=" + SEED + " kind=" + kind + " world=" + world);
         List<Run> straight = ranks(world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy(kind, f, pg);
+            DataParallel dp = strategy(kind, f, m, pg);
             float[] l = train(dp, m, rank, world, 0, 2 * N);
-            return new Run(Arrays.copyOfRange(l, N, 2 * N), f.data().clone());
+            return new Run(Arrays.copyOfRange(l, N, 2 * N), parameters(dp, f));
         });
         ranks(world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy(kind, f, pg);
+            DataParallel dp = strategy(kind, f, m, pg);
             train(dp, m, rank, world, 0, N);
             try (Checkpointer c = new Checkpointer(pg)) {
                 c.save(root, state(dp), SaveOptions.at(N).withAsync(async));
@@ -141,13 +163,13 @@ class ResumeTest {
         List<Run> resumed = ranks(world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED + 1); // different init: only the checkpoint can make it agree
             FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy(kind, f, pg);
+            DataParallel dp = strategy(kind, f, m, pg);
             try (Checkpointer c = new Checkpointer(pg)) {
                 c.load(root, state(dp), LoadOptions.latest().withBroadcast(world > 1));
             }
             assertThat(dp.stepCount()).isEqualTo(N);
             float[] l = train(dp, m, rank, world, N, 2 * N);
-            return new Run(l, f.data().clone());
+            return new Run(l, parameters(dp, f));
         });
         for (int r = 0; r < world; r++) {
             assertThat(resumed.get(r).losses()).as("losses of steps N..2N, rank %d", r).containsExactly(straight.get(r).losses());
@@ -161,7 +183,7 @@ class ResumeTest {
         List<Map<String, float[]>> pieces = LocalRanks.run(4, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy("zero2", f, pg);
+            DataParallel dp = strategy("zero2", f, m, pg);
             train(dp, m, rank, 4, 0, N);
             try (Checkpointer c = new Checkpointer(pg)) {
                 c.save(root, state(dp), SaveOptions.at(N)).join();
@@ -182,7 +204,7 @@ class ResumeTest {
         List<String> problems = LocalRanks.run(2, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED + 5);
             FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy("zero1", f, pg);
+            DataParallel dp = strategy("zero1", f, m, pg);
             try (Checkpointer c = new Checkpointer(pg)) {
                 c.load(root, state(dp), LoadOptions.latest());
             }
@@ -194,5 +216,66 @@ class ResumeTest {
             return dp.stepCount() == N ? null : "step " + dp.stepCount();
         });
         assertThat(problems).containsOnlyNulls();
+    }
+
+    /** The full optimizer state by name, assembled from every rank's shards, and the full parameters. */
+    static Map<String, float[]> fullState(List<Map<String, float[]>> perRank) {
+        Map<String, float[]> full = new LinkedHashMap<>();
+        for (Map<String, float[]> p : perRank)
+            p.forEach((k, v) -> full.merge(k, v.clone(), (x, y) -> { for (int i = 0; i < x.length; i++) if (!Float.isNaN(y[i])) x[i] = y[i]; return x; }));
+        return full;
+    }
+
+    static Map<String, float[]> held(DataParallel dp, FlatParameters f) {
+        Map<String, float[]> mine = new LinkedHashMap<>();
+        for (var t : dp.optimizerState().shards()) {
+            float[] a = new float[(int) t.globalNumel()];
+            Arrays.fill(a, Float.NaN);
+            System.arraycopy(t.data(), t.dataOffset(), a, (int) t.globalOffset(), t.length());
+            mine.put(t.name(), a);
+        }
+        mine.put("params", parameters(dp, f));
+        return mine;
+    }
+
+    /** ZeRO-3 on 2 ranks -> DDP on 3 -> ZeRO-3 on 4: every parameter and optimizer element arrives bit for bit each time. */
+    @Test
+    void zero3ReshardsToDdpAndBack() throws Exception {
+        Path a = root.resolve("zero3"), b = root.resolve("ddp");
+        Map<String, float[]> saved = fullState(LocalRanks.run(2, (rank, pg) -> {
+            TinyNet m = new TinyNet(SEED);
+            FlatParameters f = FlatParameters.of(m);
+            DataParallel dp = strategy("zero3", f, m, pg);
+            train(dp, m, rank, 2, 0, N);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.save(a, state(dp), SaveOptions.at(N)).join();
+            }
+            return held(dp, f);
+        }));
+        Map<String, float[]> viaDdp = fullState(LocalRanks.run(3, (rank, pg) -> {
+            TinyNet m = new TinyNet(SEED + 3);
+            FlatParameters f = FlatParameters.of(m);
+            DataParallel dp = strategy("ddp", f, m, pg);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.load(a, state(dp), LoadOptions.latest());
+                c.save(b, state(dp), SaveOptions.at(N)).join();
+            }
+            return held(dp, f);
+        }));
+        Map<String, float[]> back = fullState(LocalRanks.run(4, (rank, pg) -> {
+            TinyNet m = new TinyNet(SEED + 4);
+            FlatParameters f = FlatParameters.of(m);
+            DataParallel dp = strategy("zero3", f, m, pg);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.load(b, state(dp), LoadOptions.latest());
+            }
+            assertThat(dp.stepCount()).isEqualTo(N);
+            return held(dp, f);
+        }));
+        assertThat(saved.keySet()).hasSizeGreaterThan(1);
+        for (String k : saved.keySet()) {
+            assertThat(viaDdp.get(k)).as("%s in DDP", k).containsExactly(saved.get(k));
+            assertThat(back.get(k)).as("%s back in ZeRO-3", k).containsExactly(saved.get(k));
+        }
     }
 }
