@@ -21,7 +21,7 @@ final class MultiProcess {
 
     /** {@code node}: this node's place when an engine started one process per node (Kubernetes), else null. */
     static int launch(int nproc, Integer threads, List<String> originalArgs, Path out, NodeLayout node) {
-        List<String> cmd = ChildJvm.command(Main.class.getName(), originalArgs); // the whole command line, "train" included
+        List<String> cmd = ChildJvm.command(Main.class.getName(), originalArgs, nproc); // the whole command line, "train" included
         if (out == null) {
             cmd.add("--out");
             cmd.add(Path.of("runs", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))).toString());

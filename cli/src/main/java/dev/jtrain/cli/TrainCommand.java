@@ -14,9 +14,12 @@ import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.CpuBinding;
 import dev.jtrain.comm.launch.RendezvousEnv;
+import dev.jtrain.comm.DType;
+import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.GradWire;
+import dev.jtrain.parallel.MemoryPlan;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.GptWeights;
@@ -43,6 +46,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.lang.foreign.MemorySegment;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -185,6 +189,7 @@ final class TrainCommand implements Callable<Integer> {
         PrintStream console = lead ? System.out : new PrintStream(OutputStream.nullOutputStream());
         Tokenizer tok = Tokenizers.byName(s.tokenizer);
         Data data = prepareData(s, tok, console);
+        MemoryPlan plan = initFrom == null ? checkMemory(s, s.modelConfig(tok.vocabSize()), pg, world, console) : null;
         Gpt model = buildModel(s, tok);
         GptConfig cfg = model.config();
         Precision prec = Precision.parse(s.precision);
@@ -204,10 +209,12 @@ final class TrainCommand implements Callable<Integer> {
         if (memCkptEvery < 0) throw new IllegalArgumentException("--mem-ckpt-every must be >= 0: " + memCkptEvery);
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
         DataParallelOptions dpo = dataParallelOptions(tc);
+        // ZeRO-3 takes its shards from the parameters where the model put them: no flat copy of the whole model
+        FlatParameters flat = dpo.zeroStage() == 3 && world > 1 ? FlatParameters.layoutOf(model) : FlatParameters.of(model);
         Trainer trainer = new Trainer(tc, model,
                 new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
-                p -> DataParallel.create(p, model, pg, dpo, trace));
+                flat, p -> DataParallel.create(p, model, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
         keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
         PreemptionSignal.onTerm(trainer::requestStop);
@@ -227,6 +234,7 @@ final class TrainCommand implements Callable<Integer> {
                     ckptDir != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved to disk)");
             return 0;
         }
+        reportPeakRss(pg, plan, console);
         trainer.parallel().unshard(); // ZeRO-3: every rank gathers the parameters back before the lead saves and samples
         if (!lead) return 0;
         report(console, outcome, peak, data.train(), tc.precision());
@@ -248,6 +256,54 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */
+    /**
+     * Predicts, before the model exists, what this rank will hold ({@link MemoryPlan}) and refuses at once, with the
+     * figures and the strategies that would fit, when that exceeds what the rank can use: its heap, and its share of
+     * the memory the host has available (ranks on one host divide it). An OutOfMemoryError mid-step is the
+     * alternative.
+     */
+    private MemoryPlan checkMemory(TrainSettings s, GptConfig cfg, ProcessGroup pg, int world, PrintStream console) {
+        Precision prec = Precision.parse(s.precision);
+        long activations = Gpt.activationBytes(cfg, Math.max(1, s.batchSize / world), prec, s.activationCheckpointing);
+        long[] u = Gpt.unitParameters(cfg);
+        MemoryPlan plan = MemoryPlan.predict(zero, world, u[2], u[0], u[1], activations);
+        long heap = Runtime.getRuntime().maxMemory();
+        int local = 1;
+        if (pg != null) for (int r = 0; r < world; r++) if (r != pg.rank() && pg.topology().sameHost(pg.rank(), r)) local++;
+        long host = HostMemory.availableBytes();
+        long limit = host > 0 ? Math.min(heap, host / local) : heap;
+        String where = String.format(Locale.ROOT, "heap %.2f GiB%s", heap / GIB, host > 0
+                ? String.format(Locale.ROOT, ", host %.2f GiB available / %d rank(s) on it", host / GIB, local) : "");
+        console.printf("memory per rank, predicted: %s; this rank can use %.2f GiB (%s)%n", plan.describe(), limit / GIB, where);
+        if (plan.peak() <= limit) return plan;
+        List<String> fit = new ArrayList<>();
+        for (int stage = 0; stage <= 3 && world > 1; stage++) {
+            MemoryPlan other = MemoryPlan.predict(stage, world, u[2], u[0], u[1], activations);
+            if (stage != zero && other.peak() <= limit) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
+        }
+        throw new IllegalArgumentException(String.format(Locale.ROOT,
+                "this run will not fit: %s, but each rank can use %.2f GiB (%s). %s", plan.describe(), limit / GIB, where,
+                fit.isEmpty() ? "No ZeRO stage fits on " + world + " rank(s): use more ranks or hosts, --activation-checkpointing, a smaller "
+                        + "--batch-size, or a larger heap (JAVA_TOOL_OPTIONS=-Xmx...) if the host has the memory."
+                        : "Fits: " + String.join(", ", fit) + "."));
+    }
+
+    private static final double GIB = 1L << 30;
+
+    /** Every rank's peak resident set after training, beside the prediction (collective). */
+    private static void reportPeakRss(ProcessGroup pg, MemoryPlan plan, PrintStream console) {
+        long[] mine = {HostMemory.peakRssBytes()};
+        long[] all = mine;
+        if (pg != null) {
+            all = new long[pg.size()];
+            pg.allGather(MemorySegment.ofArray(mine), MemorySegment.ofArray(all), 1, DType.INT64);
+        }
+        StringBuilder sb = new StringBuilder();
+        for (long b : all) sb.append(sb.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", b / GIB));
+        console.printf("peak RSS per rank: %s GiB%s%n", sb, plan == null ? ""
+                : String.format(Locale.ROOT, " (predicted %.2f GiB of training state and activations)", plan.peak() / GIB));
+    }
+
     private Gpt buildModel(TrainSettings s, Tokenizer tok) {
         return initFrom != null ? GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed) : new Gpt(s.modelConfig(tok.vocabSize()), s.seed);
     }

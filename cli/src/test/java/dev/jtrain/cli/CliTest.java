@@ -56,6 +56,35 @@ class CliTest {
         assertThatThrownByRun("train", "--preset", "tiny", "--precision", "fp16");
     }
 
+    /**
+     * A model too large for any strategy on the ranks given is refused before it is built, naming the predicted
+     * figure and what each rank can use.
+     */
+    @Test
+    void aRunThatWillNotFitIsRefusedBeforeTheModelIsBuilt() {
+        String[] big = {"train", "--preset", "tiny", "--n-layer", "48", "--n-head", "32", "--n-embd", "4096", "--data-max-bytes", "100000",
+                "--max-steps", "1", "--no-progress"};
+        long t0 = System.nanoTime();
+        String err = stderrOf(big);
+        assertThat(err).contains("this run will not fit: one process on 1 rank(s)", "GiB per rank", "each rank can use",
+                "No ZeRO stage fits on 1 rank(s)");
+        assertThat((System.nanoTime() - t0) / 1e9).as("refused before 9.7B parameters were allocated").isLessThan(30);
+    }
+
+    private static String stderrOf(String... args) {
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        CliRunner.Result r;
+        try {
+            r = CliRunner.exec(args);
+        } finally {
+            System.setErr(old);
+        }
+        assertThat(r.code()).isNotZero();
+        return err.toString(java.nio.charset.StandardCharsets.UTF_8) + r.out();
+    }
+
     /** A bad value fails at once with a message naming it (on stderr), not after data preparation. */
     private static void assertThatThrownByRun(String... args) {
         java.io.PrintStream old = System.err;

@@ -43,7 +43,7 @@ public final class Engine {
                 Tensor grad = pending.remove(node);
                 // A node no path sent a gradient to still runs through the queue (doing nothing) so that the
                 // dependency counts of its inputs stay right.
-                Tensor[] inputGrads = grad == null ? new Tensor[0] : node.apply(grad);
+                Tensor[] inputGrads = grad == null ? new Tensor[0] : node.apply(grad == ACCUMULATED ? null : grad);
                 node.releaseSaved();
                 for (int i = 0; i < node.next.length; i++) {
                     Node nx = node.next[i];
@@ -60,7 +60,7 @@ public final class Engine {
                     Tensor gi = inputGrads[i];
                     if (gi != null && gi.data() != grad.data() && firstOccurrence(inputGrads, i)) StepArena.release(gi.data());
                 }
-                if (grad != null) StepArena.release(grad.data());
+                if (grad != null && grad != ACCUMULATED) StepArena.release(grad.data());
             }
         }
     }
@@ -68,6 +68,10 @@ public final class Engine {
     /** Adds g to the gradient pending for {@code node}, holding its storage (see {@link StepArena#retain}). */
     private static void hold(Map<Node, Tensor> pending, Node node, Tensor g) {
         Tensor prev = pending.get(node);
+        if (node instanceof AccumulateGrad acc && (prev == null || prev == ACCUMULATED) && acc.accumulateNow(g)) {
+            pending.put(node, ACCUMULATED);
+            return;
+        }
         if (prev == null) {
             StepArena.retain(g.data());
             pending.put(node, g);
@@ -76,6 +80,9 @@ public final class Engine {
             StepArena.release(prev.data());
         }
     }
+
+    /** Pending "gradient" of a leaf accumulator whose contributions went into the leaf as they came (hooks still due). */
+    private static final Tensor ACCUMULATED = Tensor.scalar(0f);
 
     private static boolean firstOccurrence(Tensor[] grads, int i) {
         for (int j = 0; j < i; j++) if (grads[j] != null && grads[j].data() == grads[i].data()) return false;

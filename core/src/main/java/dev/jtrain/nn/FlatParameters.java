@@ -26,11 +26,11 @@ public final class FlatParameters {
     private final int size;
     private final List<Slot> slots;
 
-    private FlatParameters(float[] data, float[] grad, List<Slot> slots) {
+    private FlatParameters(float[] data, float[] grad, List<Slot> slots, int size) {
         this.data = data;
         this.grad = grad;
         this.slots = slots;
-        this.size = data.length;
+        this.size = size;
     }
 
     /** Moves every parameter of {@code module} into one buffer (values preserved) and gives each a zeroed grad view. */
@@ -52,7 +52,30 @@ public final class FlatParameters {
             slots.add(new Slot(e.getKey(), p, off, p.numel()));
             off += p.numel();
         }
-        return new FlatParameters(data, grad, Collections.unmodifiableList(slots));
+        return new FlatParameters(data, grad, Collections.unmodifiableList(slots), data.length);
+    }
+
+    /**
+     * The flat layout of {@code module}'s parameters (the offsets {@link #of} would give them) without the buffers:
+     * every parameter stays in its own storage. ZeRO-3 starts from this, so a rank never holds a second full copy of
+     * the model while it takes its shards.
+     */
+    public static FlatParameters layoutOf(Module module) {
+        List<Slot> slots = new ArrayList<>();
+        long off = 0;
+        for (var e : module.namedParameters().entrySet()) {
+            off = align(off);
+            if (off + e.getValue().numel() > Integer.MAX_VALUE - 64)
+                throw new IllegalArgumentException("model too large for one flat layout: " + (off + e.getValue().numel()) + " floats");
+            slots.add(new Slot(e.getKey(), e.getValue(), (int) off, e.getValue().numel()));
+            off += e.getValue().numel();
+        }
+        return new FlatParameters(null, null, Collections.unmodifiableList(slots), (int) align(off));
+    }
+
+    /** Whether the parameters live in one flat buffer ({@link #of}), rather than each in its own storage or sharded. */
+    public boolean hasDataBuffer() {
+        return data != null;
     }
 
     private static long align(long n) {

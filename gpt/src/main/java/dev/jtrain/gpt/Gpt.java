@@ -10,6 +10,7 @@ import dev.jtrain.nn.ShardedModel;
 import dev.jtrain.nn.UnitHooks;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Precision;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -82,6 +83,31 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
     /** Times every block's forward and backward (null: off). */
     @Override
     public void setTracer(BlockTracer tracer) { this.tracer = tracer; }
+
+    /**
+     * Bytes of activations a micro-batch of {@code rows} windows needs, predicted from the shape: what backward keeps
+     * per token and block (fp32: the inputs of both norms and all four products, qkv and GELU's input, 16·C floats;
+     * bf16: the norms' inputs in fp32 and the other 14·C values in bf16; with checkpointing only each block's input
+     * plus one block recomputed), the head's kept state, and the largest transients (the fp32 logits while the loss is
+     * computed, one block's fp32 temporaries). On the GPT-2 124M shape it is within 5% of the step's measured working
+     * set in both precisions.
+     */
+    public static long activationBytes(GptConfig c, int rows, Precision precision, boolean checkpointing) {
+        long C = c.nEmbd(), L = c.nLayer(), V = c.paddedVocabSize(), tokens = (long) rows * c.blockSize();
+        boolean bf16 = precision == Precision.BF16;
+        long fp32Block = 16 * C * 4, block = bf16 ? 2 * C * 4 + 14 * C * 2 : fp32Block;
+        if (c.dropout() > 0) block += ((long) c.nHead() * c.blockSize() + 3 * C) * 4; // attention's and the residual masks
+        long kept = (checkpointing ? L * C * 4 + block : L * block) + 2 * C * 4 + V * (bf16 ? 2 : 4);
+        return tokens * (kept + V * 4 + fp32Block);
+    }
+
+    /** Parameters of the largest ZeRO-3 unit (a block) and of the root, from the shape alone. */
+    public static long[] unitParameters(GptConfig c) {
+        long C = c.nEmbd(), b = c.bias() ? 1 : 0;
+        long block = 12 * C * C + b * 9 * C + 2 * C + b * 2 * C; // c_attn, c_proj, c_fc, mlp c_proj (+ biases); ln_1, ln_2
+        long root = (long) c.paddedVocabSize() * C + (long) c.blockSize() * C + C + b * C;
+        return new long[]{block, root, c.nLayer() * block + root};
+    }
 
     /** ZeRO-3 units: one per block; the embeddings, the tied head and the final norm are the root. */
     @Override

@@ -71,11 +71,20 @@ public final class Trainer {
      */
     public Trainer(TrainConfig config, LanguageModel model, BatchSource train, BatchSource val,
                    Function<FlatParameters, DataParallel> strategy) {
+        this(config, model, train, val, FlatParameters.of(model.module()), strategy);
+    }
+
+    /**
+     * As above, over parameters the caller laid out: {@link FlatParameters#layoutOf} for ZeRO-3, which must not hold
+     * a flat copy of the whole model.
+     */
+    public Trainer(TrainConfig config, LanguageModel model, BatchSource train, BatchSource val, FlatParameters params,
+                   Function<FlatParameters, DataParallel> strategy) {
         this.config = config.validate();
         this.model = model;
         this.train = train;
         this.val = val;
-        this.params = FlatParameters.of(model.module());
+        this.params = params;
         this.parallel = strategy.apply(params);
         this.schedule = new CosineSchedule(config.learningRate(), config.minLearningRate(),
                 Math.min(config.warmupSteps(), config.effectiveDecaySteps()), config.effectiveDecaySteps());

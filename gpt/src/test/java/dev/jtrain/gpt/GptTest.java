@@ -169,6 +169,29 @@ class GptTest {
         assertThat(bf16Ckpt[1]).isLessThan(bf16[1] * 3 / 4);
     }
 
+    /** The shape-only parameter count (for the memory check before a model exists) is the model's own. */
+    @Test
+    void unitParametersFromTheShapeAddUpToTheModel() {
+        for (GptConfig cfg : new GptConfig[]{new GptConfig(3, 2, 64, 32, 256, 0f, true), new GptConfig(2, 4, 32, 16, 100, 0f, false)}) {
+            Gpt m = new Gpt(cfg, 1);
+            long[] u = Gpt.unitParameters(cfg);
+            assertThat(u[2]).isEqualTo(m.parameterCount());
+            assertThat(u[0]).isEqualTo(m.units().getFirst().stream().mapToLong(Tensor::numel).sum());
+        }
+    }
+
+    /** The activation estimate the memory check uses is near what a step really has out at once. */
+    @Test
+    void activationEstimateIsNearTheMeasuredWorkingSet() {
+        GptConfig cfg = new GptConfig(3, 2, 64, 32, 256, 0f, true);
+        Rng rng = new Rng(9);
+        int[] x = randomIds(rng, 4 * 32, 256), y = randomIds(rng, 4 * 32, 256);
+        for (Precision p : new Precision[]{Precision.FP32, Precision.BF16}) {
+            long measured = stepMemory(cfg, x, y, p, false)[1], predicted = Gpt.activationBytes(cfg, 4, p, false);
+            assertThat((double) predicted / measured).as("%s: predicted %d, measured %d", p, predicted, measured).isBetween(0.85, 1.4);
+        }
+    }
+
     /** {activation bytes kept for backward at peak, the arena's peak bytes out at once} of the second step. */
     private static long[] stepMemory(GptConfig cfg, int[] x, int[] y, Precision precision, boolean checkpointing) {
         Gpt m = new Gpt(cfg, 1);

@@ -62,7 +62,8 @@ public final class FullyShardedDataParallel implements DataParallel {
         final List<FlatParameters.Slot> slots;
         final int[] at;
         final int shard;
-        final float[] param, grad;
+        final float[] param;
+        float[] grad;
         final List<Piece> pieces = new ArrayList<>();
         final int stateBase;
         float[] gathered, gathering;
@@ -81,14 +82,14 @@ public final class FullyShardedDataParallel implements DataParallel {
             }
             shard = align((len + world - 1) / world);
             param = new float[shard];
-            grad = new float[shard];
             int own0 = rank * shard, own1 = own0 + shard;
             for (int i = 0; i < slots.size(); i++) {
                 FlatParameters.Slot s = slots.get(i);
                 int a = Math.max(own0, at[i]), z = Math.min(own1, at[i] + s.numel());
                 if (a >= z) continue;
                 pieces.add(new Piece(i, a - at[i], a - own0, z - a, s.param().dim() >= 2));
-                System.arraycopy(params.data(), s.offset() + a - at[i], param, a - own0, z - a);
+                Tensor t = s.param(); // wherever it lives: one flat buffer, or its own storage (FlatParameters.layoutOf)
+                System.arraycopy(t.data(), t.offset() + a - at[i], param, a - own0, z - a);
             }
         }
 
@@ -160,9 +161,11 @@ public final class FullyShardedDataParallel implements DataParallel {
         }
         root = new Unit(UnitHooks.ROOT, List.copyOf(rootSlots), base);
         base += root.shard;
-        state = options.optimizer().newState(base);
+        // the full parameters go before anything else is allocated, so a rank never holds them and its shards' state
         for (FlatParameters.Slot s : params.slots()) s.param().pointAt(RESHARDED, 0);
         params.dropBuffers();
+        for (Unit u : allUnits()) u.grad = new float[u.shard];
+        state = options.optimizer().newState(base);
         model.setUnitHooks(new Hooks());
     }
 

@@ -4,6 +4,7 @@ import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.tensor.Tensor;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -28,7 +29,14 @@ final class ParameterSync {
                         + " tensors / " + theirs[1] + " floats (fingerprint " + Long.toHexString(theirs[0])
                         + "). Build the same model (config, vocabulary) on every rank.");
         }
-        pg.broadcast(params.data(), 0, params.size(), 0);
+        if (params.hasDataBuffer()) {
+            pg.broadcast(params.data(), 0, params.size(), 0);
+            return;
+        }
+        for (var s : params.slots()) { // a layout only (ZeRO-3): each parameter in its own storage
+            Tensor p = s.param();
+            pg.broadcast(p.data(), p.offset(), s.numel(), 0);
+        }
     }
 
     private static long fingerprint(FlatParameters params) {

@@ -369,7 +369,8 @@ public final class Launcher {
         }
         synchronized (out) {
             out.printf("[launcher] rank %d failed with exit status %d%s; stopped the other ranks%n", c.rank(), status,
-                    status > 128 ? " (signal " + (status - 128) + ")" : "");
+                    status == 137 ? " (signal 9, SIGKILL: if no one sent it, the kernel's out-of-memory killer did; `dmesg` says)"
+                            : status > 128 ? " (signal " + (status - 128) + ")" : "");
             if (lines.isEmpty()) {
                 out.printf("[launcher] rank %d wrote nothing to stderr%n", c.rank());
             } else {
