@@ -11,8 +11,11 @@ import java.util.Optional;
  * (the Vector API module, native access, GC and heap settings), same class path. Commands that launch ranks use it.
  */
 final class ChildJvm {
-    /** What a rank's JVM holds beside its heap: code, GC structures, thread stacks, direct buffers (measured ~0.3 GiB). */
-    private static final long NON_HEAP_BYTES = 512L << 20;
+    /**
+     * What a rank's JVM holds beside its heap: code, GC structures, thread stacks, the shared-memory rings it has
+     * touched and the off-heap buffers of collectives (bench/MEASUREMENTS.md, "Memory beside the heap").
+     */
+    private static final long NON_HEAP_BYTES = 1L << 30;
 
     private ChildJvm() {}
 

@@ -266,24 +266,26 @@ final class TrainCommand implements Callable<Integer> {
         Precision prec = Precision.parse(s.precision);
         long activations = Gpt.activationBytes(cfg, Math.max(1, s.batchSize / world), prec, s.activationCheckpointing);
         long[] u = Gpt.unitParameters(cfg);
-        MemoryPlan plan = MemoryPlan.predict(zero, world, u[2], u[0], u[1], activations);
+        MemoryPlan plan = MemoryPlan.predict(zero, world, u[2], u[0], u[1], u[3], activations);
         long heap = Runtime.getRuntime().maxMemory();
         int local = 1;
         if (pg != null) for (int r = 0; r < world; r++) if (r != pg.rank() && pg.topology().sameHost(pg.rank(), r)) local++;
         long host = HostMemory.availableBytes();
-        long limit = host > 0 ? Math.min(heap, host / local) : heap;
-        String where = String.format(Locale.ROOT, "heap %.2f GiB%s", heap / GIB, host > 0
+        // a collector needs room beyond the live data (ParallelGC's young generation): plan on 90% of the heap
+        long limit = (long) (0.9 * (host > 0 ? Math.min(heap, host / local) : heap));
+        String where = String.format(Locale.ROOT, "90%% of the smaller of heap %.2f GiB%s", heap / GIB, host > 0
                 ? String.format(Locale.ROOT, ", host %.2f GiB available / %d rank(s) on it", host / GIB, local) : "");
         console.printf("memory per rank, predicted: %s; this rank can use %.2f GiB (%s)%n", plan.describe(), limit / GIB, where);
         if (plan.peak() <= limit) return plan;
         List<String> fit = new ArrayList<>();
         for (int stage = 0; stage <= 3 && world > 1; stage++) {
-            MemoryPlan other = MemoryPlan.predict(stage, world, u[2], u[0], u[1], activations);
+            MemoryPlan other = MemoryPlan.predict(stage, world, u[2], u[0], u[1], u[3], activations);
             if (stage != zero && other.peak() <= limit) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
         }
         throw new IllegalArgumentException(String.format(Locale.ROOT,
                 "this run will not fit: %s, but each rank can use %.2f GiB (%s). %s", plan.describe(), limit / GIB, where,
-                fit.isEmpty() ? "No ZeRO stage fits on " + world + " rank(s): use more ranks or hosts, --activation-checkpointing, a smaller "
+                fit.isEmpty() ? "No ZeRO stage fits on " + world + " rank(s): use more ranks or hosts, "
+                        + (s.activationCheckpointing ? "" : "--activation-checkpointing, ") + "a smaller "
                         + "--batch-size, or a larger heap (JAVA_TOOL_OPTIONS=-Xmx...) if the host has the memory."
                         : "Fits: " + String.join(", ", fit) + "."));
     }

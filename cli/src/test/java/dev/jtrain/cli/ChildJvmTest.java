@@ -12,8 +12,8 @@ class ChildJvmTest {
 
     @Test
     void ranksOnOneHostSplitWhatItHasAvailable() {
-        // 4 ranks, 22 GiB available: 0.9 x 22 / 4 = 4.95 GiB, less 0.5 GiB beside the heap
-        assertThat(ChildJvm.heapOption(List.of("-XX:+UseParallelGC"), 22 * GIB, 4, 6 * GIB)).contains("-Xmx" + (long) ((22 * GIB * 0.9 / 4 - 512 * 1024 * 1024) / (1 << 20)) + "m");
+        // 4 ranks, 22 GiB available: 0.9 x 22 / 4 = 4.95 GiB, less 1 GiB beside the heap
+        assertThat(ChildJvm.heapOption(List.of("-XX:+UseParallelGC"), 22 * GIB, 4, 6 * GIB)).contains("-Xmx" + (long) ((22 * GIB * 0.9 / 4 - GIB) / (1 << 20)) + "m");
         assertThat(ChildJvm.heapOption(List.of(), 22 * GIB, 2, 4 * GIB)).as("never more than the parent's own").contains("-Xmx4096m");
     }
 

@@ -101,12 +101,12 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
         return tokens * (kept + V * 4 + fp32Block);
     }
 
-    /** Parameters of the largest ZeRO-3 unit (a block) and of the root, from the shape alone. */
+    /** Parameters of the largest ZeRO-3 unit (a block), of the root, of the whole model, and of its largest tensor (wte). */
     public static long[] unitParameters(GptConfig c) {
         long C = c.nEmbd(), b = c.bias() ? 1 : 0;
         long block = 12 * C * C + b * 9 * C + 2 * C + b * 2 * C; // c_attn, c_proj, c_fc, mlp c_proj (+ biases); ln_1, ln_2
         long root = (long) c.paddedVocabSize() * C + (long) c.blockSize() * C + C + b * C;
-        return new long[]{block, root, c.nLayer() * block + root};
+        return new long[]{block, root, c.nLayer() * block + root, Math.max((long) c.paddedVocabSize() * C, 4 * C * C)};
     }
 
     /** ZeRO-3 units: one per block; the embeddings, the tied head and the final norm are the root. */

@@ -111,7 +111,7 @@ public final class FullyShardedDataParallel implements DataParallel {
     private final int world, rank;
     private final List<Unit> units = new ArrayList<>();
     private final Unit root;
-    private final float[][] state;
+    private final float[][] state; // its buffers go (null) when unshard() ends training
     private final Map<Integer, ArrayDeque<float[]>> free = new HashMap<>();
     private final ArrayDeque<Pending> inFlight = new ArrayDeque<>();
     private long pooledBytes;
@@ -337,7 +337,7 @@ public final class FullyShardedDataParallel implements DataParallel {
 
     @Override
     public float step(float lr, float maxNorm) {
-        if (unsharded) throw new IllegalStateException("ZeRO-3 parameters were unsharded for inference; training cannot continue");
+        if (unsharded) throw new IllegalStateException("ZeRO-3 parameters were unsharded for inference (and the optimizer state freed); training cannot continue");
         step++;
         double[] sq = {0};
         for (Unit u : allUnits())
@@ -371,6 +371,11 @@ public final class FullyShardedDataParallel implements DataParallel {
     @Override
     public void unshard() {
         if (unsharded) return;
+        while (!inFlight.isEmpty()) complete(inFlight.poll());
+        // training is over: its state goes first, so that the full parameters fit where it was
+        for (int k = 0; k < state.length; k++) state[k] = null;
+        for (Unit u : allUnits()) u.grad = null;
+        free.clear();
         for (Unit u : allUnits()) gathered(u);
         model.setUnitHooks(null);
         unsharded = true;

@@ -13,7 +13,8 @@ import java.util.Locale;
  *   <li>{@code gathered}: ZeRO-3's full parameters and gradients in use, two units (the one running and the one
  *       prefetched) plus the root, which stays gathered for the step;</li>
  *   <li>{@code activations}: the caller's estimate for one micro-batch (what backward keeps plus the step's
- *       transients).</li>
+ *       transients), plus the gradient of the largest parameter, which backward computes whole before adding it
+ *       into the parameter's gradient (a tied vocabulary x width head: hundreds of MiB).</li>
  * </ul>
  * The rank needs {@link #peak()}: the larger of the build and the training step.
  */
@@ -21,8 +22,10 @@ public record MemoryPlan(int stage, int world, long parameters, long build, long
     /**
      * @param largestUnit parameters of the largest ZeRO-3 unit (a transformer block)
      * @param root        parameters in no unit (embeddings, tied head, final norm)
+     * @param largestParameter elements of the largest single parameter
      */
-    public static MemoryPlan predict(int stage, int world, long parameters, long largestUnit, long root, long activations) {
+    public static MemoryPlan predict(int stage, int world, long parameters, long largestUnit, long root, long largestParameter,
+                                     long activations) {
         long p = parameters;
         int n = Math.max(1, world);
         if (n == 1) stage = 0; // one process keeps everything whatever the stage
@@ -34,8 +37,9 @@ public record MemoryPlan(int stage, int world, long parameters, long build, long
             default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1, 2 or 3: " + stage);
         };
         long build = stage == 3 ? 4 * p + 4 * p / n : 8 * p;
-        long gathered = stage == 3 ? 4 * (2 * 2 * largestUnit + 2 * root) : 0;
-        return new MemoryPlan(stage, n, p, build, state, gathered, activations);
+        // gather and reduce-scatter buffers hold N + 1 shards: the full unit and this rank's own
+        long gathered = stage == 3 ? 4 * (2 * 2 * largestUnit + 2 * root) * (n + 1) / n : 0;
+        return new MemoryPlan(stage, n, p, build, state, gathered, activations + 4 * largestParameter);
     }
 
     /** Bytes this rank needs at its fullest. */

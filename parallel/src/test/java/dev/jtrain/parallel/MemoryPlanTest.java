@@ -6,24 +6,26 @@ import org.junit.jupiter.api.Test;
 
 /** {@link MemoryPlan}: the ZeRO paper's per-rank bytes for each stage, the build peak and ZeRO-3's gathered units. */
 class MemoryPlanTest {
-    static final long P = 1_000_000, UNIT = 50_000, ROOT = 200_000, ACT = 3_000_000;
+    static final long P = 1_000_000, UNIT = 50_000, ROOT = 200_000, BIG = 150_000, ACT = 3_000_000;
 
     @Test
     void eachStageHoldsWhatThePaperSays() {
-        assertThat(MemoryPlan.predict(0, 4, P, UNIT, ROOT, 0).state()).isEqualTo(16 * P);
-        assertThat(MemoryPlan.predict(1, 4, P, UNIT, ROOT, 0).state()).isEqualTo(8 * P + 2 * P);
-        assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, 0).state()).isEqualTo(4 * P + 3 * P);
-        assertThat(MemoryPlan.predict(3, 4, P, UNIT, ROOT, 0).state()).isEqualTo(4 * P);
-        assertThat(MemoryPlan.predict(3, 1, P, UNIT, ROOT, 0).state()).as("one process keeps everything").isEqualTo(16 * P);
+        assertThat(MemoryPlan.predict(0, 4, P, UNIT, ROOT, BIG, 0).state()).isEqualTo(16 * P);
+        assertThat(MemoryPlan.predict(1, 4, P, UNIT, ROOT, BIG, 0).state()).isEqualTo(8 * P + 2 * P);
+        assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, BIG, 0).state()).isEqualTo(4 * P + 3 * P);
+        assertThat(MemoryPlan.predict(3, 4, P, UNIT, ROOT, BIG, 0).state()).isEqualTo(4 * P);
+        assertThat(MemoryPlan.predict(3, 1, P, UNIT, ROOT, BIG, 0).state()).as("one process keeps everything").isEqualTo(16 * P);
     }
 
     @Test
     void zero3AddsTwoUnitsAndTheRootGatheredAndBuildsWithoutAFlatCopy() {
-        MemoryPlan z3 = MemoryPlan.predict(3, 4, P, UNIT, ROOT, ACT);
-        assertThat(z3.gathered()).as("parameters and gradients of two units and the root").isEqualTo(4 * (4 * UNIT + 2 * ROOT));
+        MemoryPlan z3 = MemoryPlan.predict(3, 4, P, UNIT, ROOT, BIG, ACT);
+        assertThat(z3.gathered()).as("parameters and gradients of two units and the root, in N + 1 shard buffers")
+                .isEqualTo(4 * (4 * UNIT + 2 * ROOT) * 5 / 4);
+        assertThat(z3.activations()).as("plus the largest parameter's whole gradient").isEqualTo(ACT + 4 * BIG);
         assertThat(z3.build()).isEqualTo(4 * P + P);
-        assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, ACT).build()).as("flat weights and gradients").isEqualTo(8 * P);
-        assertThat(z3.peak()).isEqualTo(Math.max(z3.build(), 4 * P + z3.gathered() + ACT));
+        assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, BIG, ACT).build()).as("flat weights and gradients").isEqualTo(8 * P);
+        assertThat(z3.peak()).isEqualTo(Math.max(z3.build(), 4 * P + z3.gathered() + ACT + 4 * BIG));
         assertThat(z3.describe()).contains("ZeRO-3 on 4 rank(s)", "gathered units");
     }
 }
