@@ -242,40 +242,32 @@ class ResumeTest {
     @Test
     void zero3ReshardsToDdpAndBack() throws Exception {
         Path a = root.resolve("zero3"), b = root.resolve("ddp");
-        Map<String, float[]> saved = fullState(LocalRanks.run(2, (rank, pg) -> {
-            TinyNet m = new TinyNet(SEED);
-            FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy("zero3", f, m, pg);
-            train(dp, m, rank, 2, 0, N);
-            try (Checkpointer c = new Checkpointer(pg)) {
-                c.save(a, state(dp), SaveOptions.at(N)).join();
-            }
-            return held(dp, f);
-        }));
-        Map<String, float[]> viaDdp = fullState(LocalRanks.run(3, (rank, pg) -> {
-            TinyNet m = new TinyNet(SEED + 3);
-            FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy("ddp", f, m, pg);
-            try (Checkpointer c = new Checkpointer(pg)) {
-                c.load(a, state(dp), LoadOptions.latest());
-                c.save(b, state(dp), SaveOptions.at(N)).join();
-            }
-            return held(dp, f);
-        }));
-        Map<String, float[]> back = fullState(LocalRanks.run(4, (rank, pg) -> {
-            TinyNet m = new TinyNet(SEED + 4);
-            FlatParameters f = FlatParameters.of(m);
-            DataParallel dp = strategy("zero3", f, m, pg);
-            try (Checkpointer c = new Checkpointer(pg)) {
-                c.load(b, state(dp), LoadOptions.latest());
-            }
-            assertThat(dp.stepCount()).isEqualTo(N);
-            return held(dp, f);
-        }));
+        Map<String, float[]> saved = hop(2, "zero3", SEED, null, a);
+        Map<String, float[]> viaDdp = hop(3, "ddp", SEED + 3, a, b);
+        Map<String, float[]> back = hop(4, "zero3", SEED + 4, b, null);
         assertThat(saved.keySet()).hasSizeGreaterThan(1);
         for (String k : saved.keySet()) {
             assertThat(viaDdp.get(k)).as("%s in DDP", k).containsExactly(saved.get(k));
             assertThat(back.get(k)).as("%s back in ZeRO-3", k).containsExactly(saved.get(k));
         }
+    }
+
+    /**
+     * One leg: {@code kind} on {@code world} ranks (fresh init from {@code seed}) trains N steps, or loads from
+     * {@code load}; saves to {@code save} if given; returns the full state it then holds.
+     */
+    static Map<String, float[]> hop(int world, String kind, long seed, Path load, Path save) throws Exception {
+        return fullState(LocalRanks.run(world, (rank, pg) -> {
+            TinyNet m = new TinyNet(seed);
+            FlatParameters f = FlatParameters.of(m);
+            DataParallel dp = strategy(kind, f, m, pg);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                if (load == null) train(dp, m, rank, world, 0, N);
+                else c.load(load, state(dp), LoadOptions.latest());
+                if (save != null) c.save(save, state(dp), SaveOptions.at(N)).join();
+            }
+            if (dp.stepCount() != N) throw new AssertionError(kind + " on " + world + " ranks is at step " + dp.stepCount());
+            return held(dp, f);
+        }));
     }
 }

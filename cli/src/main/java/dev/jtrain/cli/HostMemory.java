@@ -4,27 +4,25 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Memory the host can still give processes: Linux's MemAvailable (free plus what reclaim would free), in bytes. */
+/** What Linux reports of memory: the host's available memory and this process's peak resident set. */
 final class HostMemory {
     private HostMemory() {}
 
-    /** MemAvailable from /proc/meminfo, or -1 where there is none (not Linux) or it cannot be read. */
+    /** MemAvailable from /proc/meminfo (free plus what reclaim would free), or -1 where there is none or it cannot be read. */
     static long availableBytes() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemAvailable:")) return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-            }
-        } catch (IOException | NumberFormatException e) {
-            return -1;
-        }
-        return -1;
+        return kibField(Path.of("/proc/meminfo"), "MemAvailable:");
     }
 
     /** This process's peak resident set (VmHWM in /proc/self/status), or -1 where it cannot be read. */
     static long peakRssBytes() {
+        return kibField(Path.of("/proc/self/status"), "VmHWM:");
+    }
+
+    /** The "key: N kB" line of a /proc file, in bytes, or -1. */
+    private static long kibField(Path file, String key) {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmHWM:")) return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            for (String line : Files.readAllLines(file)) {
+                if (line.startsWith(key)) return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
             }
         } catch (IOException | NumberFormatException e) {
             return -1;

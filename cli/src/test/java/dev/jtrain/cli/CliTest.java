@@ -87,17 +87,7 @@ class CliTest {
 
     /** A bad value fails at once with a message naming it (on stderr), not after data preparation. */
     private static void assertThatThrownByRun(String... args) {
-        java.io.PrintStream old = System.err;
-        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
-        CliRunner.Result r;
-        try {
-            r = CliRunner.exec(args);
-        } finally {
-            System.setErr(old);
-        }
-        assertThat(r.code()).isNotZero();
-        assertThat(err.toString(java.nio.charset.StandardCharsets.UTF_8) + r.out()).contains("precision must be fp32 or bf16, got 'fp16'");
+        assertThat(stderrOf(args)).contains("precision must be fp32 or bf16, got 'fp16'");
     }
 
     /** jtrain eval on the committed PyTorch parity model and tokens gives PyTorch's loss (4.488437885 in float64), and in bf16 autocast's. */

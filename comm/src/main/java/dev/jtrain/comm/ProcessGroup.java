@@ -60,6 +60,21 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Point-to-point.</b> {@link #isend}/{@link #irecv} run on their own (virtual) threads, not the communication
  * thread, so they never wait behind collectives; operations with the same peer, tag and direction keep their order.
+ * The contract of {@link #send}, {@link #recv} and their non-blocking forms (as MPI's, with one difference):
+ * <ul>
+ *   <li>Messages from one rank to another with the same tag arrive in send order (non-overtaking); a receive names
+ *       its source, tag and exact byte length, and a length mismatch fails both sides' calls naming the ranks.</li>
+ *   <li>A send returns once its buffer may be reused: when the receiver took the bytes into the posted receive, or
+ *       into a buffer of its own if the message came before its receive was posted. Unlike MPI_Send past the eager
+ *       limit, a blocking send does not need the matching receive to be posted: receivers buffer early messages, so a
+ *       cycle of blocking sends (each rank sends to the next, then receives from the previous) completes at any world
+ *       size over shared memory, TCP or both. That buffering is bounded per rank
+ *       ({@code TransportOptions.maxUnexpectedBytes}, default 512 MiB): a message that does not fit waits in the link
+ *       (the sender blocks) until its receive is posted. Code that posts receives first (irecv before send, or isend
+ *       and irecv together) never needs the buffer and works at any message size.</li>
+ *   <li>Each call fails within the group's timeout with a {@link CommTimeoutException}, and at once with a
+ *       {@link CommException} when the peer's process is gone; both name this rank, the peer and the tag.</li>
+ * </ul>
  *
  * <p>Threading: all methods are thread-safe. {@link #close} from any thread.
  */
@@ -466,31 +481,18 @@ public final class ProcessGroup implements AutoCloseable {
 
     public void barrier() { barrier0(true).waitFor(); }
 
-    // ---------------------------------------------------------------- point-to-point
+    // ---------------------------------------------------------------- point-to-point (contract: class comment)
 
-    /*
-     * The point-to-point contract (as MPI's, with one difference noted):
-     * - Messages from one rank to another with the same tag arrive in send order (non-overtaking); a receive names
-     *   its source, tag and exact byte length, and a length mismatch fails both sides' calls naming the ranks.
-     * - send returns once src may be reused. That is when the receiver took the bytes into the posted receive, or
-     *   into a buffer of its own if the message came before its receive was posted. Unlike MPI_Send past the eager
-     *   limit, a blocking send does not need the matching receive to be posted: receivers buffer early messages, so
-     *   a cycle of blocking sends (each rank sends to the next, then receives from the previous) completes at any
-     *   world size over shared memory, TCP or both. That buffering is bounded per rank
-     *   (TransportOptions.maxUnexpectedBytes, default 512 MiB): a message that does not fit waits in the link (the
-     *   sender blocks) until its receive is posted. Code that posts receives first (irecv before send, or isend
-     *   and irecv together) never needs the buffer and works at any message size.
-     * - Each call fails within the group's timeout with a CommTimeoutException, and at once with a CommException
-     *   when the peer's process is gone; both name this rank, the peer and the tag.
-     */
-
-    /** Starts sending {@code src} (all its bytes) to group rank {@code dst} with {@code tag} (0..4095); see the contract above. */
+    /** Starts sending {@code src} (all its bytes) to group rank {@code dst} with {@code tag} (0..4095); contract: class comment. */
     public Work isend(MemorySegment src, int dst, int tag) { return p2p.isend(src, dst, tag); }
 
     /** Starts receiving exactly {@code dst.byteSize()} bytes from group rank {@code src} with {@code tag}. */
     public Work irecv(MemorySegment dst, int src, int tag) { return p2p.irecv(dst, src, tag); }
 
-    /** Sends {@code src} to group rank {@code dst}; returns when {@code src} may be reused (see the contract above). */
+    /**
+     * Sends {@code src} to group rank {@code dst}; returns when {@code src} may be reused, without waiting for the
+     * receive to be posted (bounded buffering at the receiver; the contract is in the class comment).
+     */
     public void send(MemorySegment src, int dst, int tag) { p2p.sendBlocking(src, dst, tag); }
 
     /** Receives exactly {@code dst.byteSize()} bytes from group rank {@code src}; returns when they are in {@code dst}. */

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * Recycles the arrays of a training step's temporaries (activations, gradients, scratch). A step allocates the
@@ -63,15 +64,8 @@ public final class StepArena {
     private static float[] take(int n, boolean zeroed) {
         StepArena arena = ACTIVE.get();
         if (arena == null || n < MIN_POOLED) return new float[n];
-        ArrayDeque<float[]> q = arena.freeFloats.get(n);
-        float[] a = q == null ? null : q.poll();
-        if (a == null) {
-            a = new float[n];
-            arena.pooledBytes += (long) n * Float.BYTES;
-        } else if (zeroed) {
-            Arrays.fill(a, 0f);
-        }
-        arena.lend(a, (long) n * Float.BYTES);
+        float[] a = arena.pooled(arena.freeFloats, n, float[]::new, Float.BYTES);
+        if (zeroed) Arrays.fill(a, 0f);
         return a;
     }
 
@@ -79,13 +73,18 @@ public final class StepArena {
     public static int[] ints(int n) {
         StepArena arena = ACTIVE.get();
         if (arena == null || n < MIN_POOLED) return new int[n];
-        ArrayDeque<int[]> q = arena.freeInts.get(n);
-        int[] a = q == null ? null : q.poll();
+        return arena.pooled(arena.freeInts, n, int[]::new, Integer.BYTES);
+    }
+
+    /** A free array of length n from {@code free}, or a new one; lent with one holder. */
+    private <A> A pooled(Map<Integer, ArrayDeque<A>> free, int n, IntFunction<A> make, int elementBytes) {
+        ArrayDeque<A> q = free.get(n);
+        A a = q == null ? null : q.poll();
         if (a == null) {
-            a = new int[n];
-            arena.pooledBytes += (long) n * Integer.BYTES;
+            a = make.apply(n);
+            pooledBytes += (long) n * elementBytes;
         }
-        arena.lend(a, (long) n * Integer.BYTES);
+        lend(a, (long) n * elementBytes);
         return a;
     }
 

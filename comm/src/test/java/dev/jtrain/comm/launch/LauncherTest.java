@@ -55,7 +55,7 @@ class LauncherTest {
         String script = "if [ \"$RANK\" = 1 ]; then echo dying >&2; kill -9 $$; fi; exec sleep 30";
         String out = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 0, null, 1_000, List.of("sh", "-c", script)), status);
         assertThat(status[0]).isEqualTo(128 + 9);
-        assertThat(out).contains("rank 1 failed with exit status 137 (signal 9)").contains("[launcher]   dying");
+        assertThat(out).contains("rank 1 failed with exit status 137 (signal 9, SIGKILL", "out-of-memory killer").contains("[launcher]   dying");
     }
 
     @Test
