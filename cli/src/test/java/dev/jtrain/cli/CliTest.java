@@ -40,6 +40,31 @@ class CliTest {
         assertThat(Files.readString(out.resolve("sample.txt"))).startsWith("public ");
     }
 
+    /**
+     * {@code --zero 3} end to end through the trainer, on 2 processes, with bf16, activation checkpointing and disk
+     * checkpoints: half of DDP's bytes per parameter, peak RSS reported, the model gathered back for the weights file
+     * and the sample, and a second run resumes from the ZeRO-3 checkpoint.
+     */
+    @Test
+    void zero3TrainsChecksMemoryAndResumes(@TempDir Path dir) throws Exception {
+        Path text = corpus(dir), ckpt = dir.resolve("ckpt");
+        String[] common = {"train", "--preset", "tiny", "--data", text.toString(), "--nproc", "2", "--threads", "1", "--zero", "3",
+                "--precision", "bf16", "--activation-checkpointing", "--ckpt-dir", ckpt.toString(), "--ckpt-every", "2",
+                "--peak-gflops", "50", "--no-progress", "--eval-interval", "0", "--sample-tokens", "8"};
+        String first = run(concat(common, "--max-steps", "4", "--out", dir.resolve("a").toString()));
+        assertThat(first).contains("ZeRO-3", "memory per rank, predicted: ZeRO-3 on 2 rank(s)", "= 8.00 B/param", "peak RSS per rank");
+        assertThat(dir.resolve("a").resolve("model.safetensors")).exists();
+        assertThat(Files.readString(dir.resolve("a").resolve("sample.txt"))).isNotEmpty();
+        String second = run(concat(common, "--max-steps", "6", "--resume", "--out", dir.resolve("b").toString()));
+        assertThat(second).contains("resumed from", "at step 4");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     /** {@code --precision bf16}: says how bf16 matmuls run here, trains, learns, and writes fp32 weights. */
     @Test
     void trainInBf16SaysHowAndLearns(@TempDir Path dir) throws Exception {
