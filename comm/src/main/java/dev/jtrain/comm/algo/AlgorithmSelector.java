@@ -100,8 +100,9 @@ public final class AlgorithmSelector {
                 NaiveAllReduce.INSTANCE));
         m.put(Collective.BROADCAST, List.of(BinomialBroadcast.INSTANCE, ChainBroadcast.INSTANCE));
         m.put(Collective.REDUCE, List.of(BinomialReduce.INSTANCE));
-        m.put(Collective.ALL_GATHER, List.of(RingAllGather.INSTANCE, RecursiveDoublingAllGather.INSTANCE));
-        m.put(Collective.REDUCE_SCATTER, List.of(RingReduceScatter.INSTANCE, RecursiveHalvingReduceScatter.INSTANCE));
+        m.put(Collective.ALL_GATHER, List.of(RingAllGather.INSTANCE, HierarchicalAllGather.INSTANCE, RecursiveDoublingAllGather.INSTANCE));
+        m.put(Collective.REDUCE_SCATTER, List.of(RingReduceScatter.INSTANCE, HierarchicalReduceScatter.INSTANCE,
+                RecursiveHalvingReduceScatter.INSTANCE));
         m.put(Collective.GATHER, List.of(LinearGather.INSTANCE, BinomialGather.INSTANCE));
         m.put(Collective.SCATTER, List.of(LinearScatter.INSTANCE, BinomialScatter.INSTANCE));
         m.put(Collective.ALL_TO_ALL, List.of(PairwiseAllToAll.INSTANCE));

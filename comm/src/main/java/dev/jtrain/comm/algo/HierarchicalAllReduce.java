@@ -194,14 +194,14 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
     }
 
     /** The rank with local index {@code i} on every host, in host order. */
-    private static int[] rail(HostTopology t, int i) {
+    static int[] rail(HostTopology t, int i) {
         int[] rail = new int[t.hosts()];
         for (int h = 0; h < rail.length; h++) rail[h] = t.ranksOn(h)[i];
         return rail;
     }
 
     /** For every rank, its right neighbour on its rail's ring (the same rank on the next host). */
-    private static int[] railSuccessors(HostTopology t, int local) {
+    static int[] railSuccessors(HostTopology t, int local) {
         int[] next = new int[t.size()];
         for (int i = 0; i < local; i++) {
             int[] rail = rail(t, i);
