@@ -22,29 +22,19 @@ import java.lang.foreign.MemorySegment;
  * <p>Cost (b = n/p, a block): {@code (H-1)·[α_o + L·b·β_o]} along the rails (L of them share each host link) plus
  * {@code (L-1)·H·[α_i + b·β_i]} within hosts.
  */
-public final class HierarchicalAllGather implements AllGatherAlgorithm {
+public final class HierarchicalAllGather extends TwoLevel implements AllGatherAlgorithm {
     public static final HierarchicalAllGather INSTANCE = new HierarchicalAllGather();
 
-    @Override public String name() { return "hierarchical"; }
-
     @Override
-    public double predictSeconds(CostModel m, int p, long n) { return Double.POSITIVE_INFINITY; }
-
-    @Override
-    public double predictSeconds(Fabric f, int p, long n) {
-        HostTopology t = f.topology();
-        int local = HierarchicalAllReduce.ranksPerHost(t);
-        if (local < 2) return Double.POSITIVE_INFINITY;
-        int hosts = t.hosts();
+    double predict(Fabric f, int local, int hosts, int p, long n) {
         double block = (double) n / p;
-        int[] next = HierarchicalAllReduce.railSuccessors(t, local);
-        return (hosts - 1) * f.exchangeSeconds(r -> next[r], block) + (local - 1) * hosts * f.intraHost().message(block);
+        return (hosts - 1) * railStep(f, local, block) + (local - 1) * hosts * f.intraHost().message(block);
     }
 
     @Override
     public void allGather(CollectiveContext c, MemorySegment in, MemorySegment out) {
         HostTopology t = c.topology();
-        int local = HierarchicalAllReduce.ranksPerHost(t);
+        int local = ranksPerHost(t);
         if (local < 2) {
             RingAllGather.INSTANCE.allGather(c, in, out);
             return;
@@ -53,7 +43,7 @@ public final class HierarchicalAllGather implements AllGatherAlgorithm {
         long b = in.byteSize();
         MemorySegment.copy(in, 0, out, me * b, b);
         if (b == 0) return;
-        int[] rail = HierarchicalAllReduce.rail(t, i);
+        int[] rail = rail(t, i);
         int right = rail[(host + 1) % hosts], left = rail[(host - 1 + hosts) % hosts];
         for (int s = 0; s < hosts - 1; s++) {
             int send = rail[Math.floorMod(host - s, hosts)], recv = rail[Math.floorMod(host - s - 1, hosts)];

@@ -32,26 +32,15 @@ import static dev.jtrain.comm.algo.CollectiveContext.blockStart;
  * + ((H-1)/(LH))nγ} between them, the L rails sharing each host link. Cut into s segments and pipelined (below),
  * the two overlap: {@code max(within, between) + within/s}.
  */
-public final class HierarchicalAllReduce implements AllReduceAlgorithm {
+public final class HierarchicalAllReduce extends TwoLevel implements AllReduceAlgorithm {
     public static final HierarchicalAllReduce INSTANCE = new HierarchicalAllReduce();
 
-    @Override public String name() { return "hierarchical"; }
-
-    /** Without a topology this is a single-host call: a ring does the same work. */
     @Override
-    public double predictSeconds(CostModel m, int p, long n) { return Double.POSITIVE_INFINITY; }
-
-    @Override
-    public double predictSeconds(Fabric f, int p, long n) {
-        HostTopology t = f.topology();
-        int local = ranksPerHost(t);
-        if (local < 2) return Double.POSITIVE_INFINITY;
-        int hosts = t.hosts();
+    double predict(Fabric f, int local, int hosts, int p, long n) {
         double hostBlock = (double) n / local, railBlock = hostBlock / hosts;
         double gamma = f.flat().gammaSecondsPerByte();
         double within = 2.0 * (local - 1) * f.intraHost().message(hostBlock) + (local - 1) * hostBlock * gamma;
-        int[] next = railSuccessors(t, local);
-        double between = 2.0 * (hosts - 1) * f.exchangeSeconds(r -> next[r], railBlock) + (hosts - 1) * railBlock * gamma;
+        double between = 2.0 * (hosts - 1) * railStep(f, local, railBlock) + (hosts - 1) * railBlock * gamma;
         int segments = segments(n);
         return segments == 1 ? within + between : Math.max(within, between) + within / segments;
     }
@@ -183,30 +172,5 @@ public final class HierarchicalAllReduce implements AllReduceAlgorithm {
         void allGatherWithinHost(CollectiveContext c, int k) {
             RingPhases.allGather(c, hostRing, localIndex, buf, segStart(k), segLength(k));
         }
-    }
-
-    /** Ranks per host when every host has the same number and there is more than one host, else 0. */
-    static int ranksPerHost(HostTopology t) {
-        if (t == null || !t.spansHosts()) return 0;
-        int local = t.ranksOn(0).length;
-        for (int h = 1; h < t.hosts(); h++) if (t.ranksOn(h).length != local) return 0;
-        return local;
-    }
-
-    /** The rank with local index {@code i} on every host, in host order. */
-    static int[] rail(HostTopology t, int i) {
-        int[] rail = new int[t.hosts()];
-        for (int h = 0; h < rail.length; h++) rail[h] = t.ranksOn(h)[i];
-        return rail;
-    }
-
-    /** For every rank, its right neighbour on its rail's ring (the same rank on the next host). */
-    static int[] railSuccessors(HostTopology t, int local) {
-        int[] next = new int[t.size()];
-        for (int i = 0; i < local; i++) {
-            int[] rail = rail(t, i);
-            for (int h = 0; h < rail.length; h++) next[rail[h]] = rail[(h + 1) % rail.length];
-        }
-        return next;
     }
 }

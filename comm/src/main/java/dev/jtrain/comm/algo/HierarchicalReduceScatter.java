@@ -23,30 +23,20 @@ import static dev.jtrain.comm.algo.RingPhases.clamp;
  * <p>Cost (b = n/p, a block): {@code (L-1)·H·[α_i + b·(β_i + γ)]} within hosts plus {@code (H-1)·[α_o + L·b·β_o +
  * b·γ]} along the rails (L of them share each host link).
  */
-public final class HierarchicalReduceScatter implements ReduceScatterAlgorithm {
+public final class HierarchicalReduceScatter extends TwoLevel implements ReduceScatterAlgorithm {
     public static final HierarchicalReduceScatter INSTANCE = new HierarchicalReduceScatter();
 
-    @Override public String name() { return "hierarchical"; }
-
     @Override
-    public double predictSeconds(CostModel m, int p, long n) { return Double.POSITIVE_INFINITY; }
-
-    @Override
-    public double predictSeconds(Fabric f, int p, long n) {
-        HostTopology t = f.topology();
-        int local = HierarchicalAllReduce.ranksPerHost(t);
-        if (local < 2) return Double.POSITIVE_INFINITY;
-        int hosts = t.hosts();
+    double predict(Fabric f, int local, int hosts, int p, long n) {
         double block = (double) n / p, gamma = f.flat().gammaSecondsPerByte();
-        int[] next = HierarchicalAllReduce.railSuccessors(t, local);
         return (local - 1) * hosts * (f.intraHost().message(block) + block * gamma)
-                + (hosts - 1) * (f.exchangeSeconds(r -> next[r], block) + block * gamma);
+                + (hosts - 1) * (railStep(f, local, block) + block * gamma);
     }
 
     @Override
     public void reduceScatter(CollectiveContext c, MemorySegment in, MemorySegment out, long m) {
         HostTopology t = c.topology();
-        int local = HierarchicalAllReduce.ranksPerHost(t);
+        int local = ranksPerHost(t);
         if (local < 2) {
             RingReduceScatter.INSTANCE.reduceScatter(c, in, out, m);
             return;
@@ -62,7 +52,7 @@ public final class HierarchicalReduceScatter implements ReduceScatterAlgorithm {
             int sendRail = Math.floorMod(i - s - 1, local), recvRail = Math.floorMod(i - s - 2, local);
             for (int h = 0; h < hosts; h++) step(c, acc, m, t.ranksOn(h)[sendRail], rightL, t.ranksOn(h)[recvRail], leftL, scratch);
         }
-        int[] rail = HierarchicalAllReduce.rail(t, i);
+        int[] rail = rail(t, i);
         int right = rail[(host + 1) % hosts], left = rail[(host - 1 + hosts) % hosts];
         for (int s = 0; s < hosts - 1; s++) // ends owning this rank's own block, summed over every host
             step(c, acc, m, rail[Math.floorMod(host - s - 1, hosts)], right, rail[Math.floorMod(host - s - 2, hosts)], left, scratch);

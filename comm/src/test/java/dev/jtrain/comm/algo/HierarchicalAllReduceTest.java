@@ -2,23 +2,16 @@ package dev.jtrain.comm.algo;
 
 import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.DType;
-import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.transport.Combiner;
 import dev.jtrain.comm.transport.Transport;
-import dev.jtrain.comm.transport.local.LocalTransport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -85,43 +78,20 @@ class HierarchicalAllReduceTest {
     /** @param shared buffers any thread may touch (else confined to the rank's thread) */
     static long[] run(AllReduceAlgorithm algo, int[] layout, int count, boolean shared) throws Exception {
         int p = layout.length;
-        int hosts = Arrays.stream(layout).max().orElseThrow() + 1;
-        String[] names = IntStream.range(0, p).mapToObj(r -> "host" + layout[r]).toArray(String[]::new);
-        HostTopology topology = HostTopology.of(names, names);
-        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
-        AtomicLongArray offHost = new AtomicLongArray(hosts);
-        AtomicReferenceArray<Throwable> errors = new AtomicReferenceArray<>(p);
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < p; r++) {
-            int rank = r;
-            threads.add(Thread.ofPlatform().start(() -> {
-                try (Arena arena = shared ? Arena.ofShared() : Arena.ofConfined()) {
-                    Transport counting = new OffHostCounter(t[rank], topology, offHost);
-                    CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096, topology);
-                    MemorySegment buf = arena.allocate(4L * count, 64);
-                    for (int i = 0; i < count; i++) buf.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
-                    algo.allReduce(c, buf, count);
-                    for (int i = 0; i < count; i++) {
-                        int expected = 0;
-                        for (int s = 0; s < p; s++) expected += value(s, i);
-                        int got = buf.getAtIndex(ValueLayout.JAVA_INT, i);
-                        if (got != expected) {
-                            throw new AssertionError(algo.name() + " layout " + Arrays.toString(layout) + " rank " + rank
-                                    + " element " + i + ": expected " + expected + " but was " + got);
-                        }
-                    }
-                } catch (Throwable e) {
-                    errors.set(rank, e);
-                } finally {
-                    t[rank].close();
+        return EmulatedHosts.run(layout, DType.INT32, shared, (rank, c, arena) -> {
+            MemorySegment buf = arena.allocate(4L * count, 64);
+            for (int i = 0; i < count; i++) buf.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
+            algo.allReduce(c, buf, count);
+            for (int i = 0; i < count; i++) {
+                int expected = 0;
+                for (int s = 0; s < p; s++) expected += value(s, i);
+                int got = buf.getAtIndex(ValueLayout.JAVA_INT, i);
+                if (got != expected) {
+                    throw new AssertionError(algo.name() + " layout " + Arrays.toString(layout) + " rank " + rank
+                            + " element " + i + ": expected " + expected + " but was " + got);
                 }
-            }));
-        }
-        for (Thread th : threads) th.join();
-        for (int r = 0; r < p; r++) if (errors.get(r) != null) throw new AssertionError("rank " + r + ": " + errors.get(r), errors.get(r));
-        long[] out = new long[hosts];
-        for (int h = 0; h < hosts; h++) out[h] = offHost.get(h);
-        return out;
+            }
+        });
     }
 
     static int value(int rank, int i) { return (rank + 1) * 1_000 + i % 977; }

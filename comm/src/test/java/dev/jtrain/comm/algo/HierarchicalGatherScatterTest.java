@@ -3,22 +3,13 @@ package dev.jtrain.comm.algo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.jtrain.comm.DType;
-import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.topology.HostTopology;
-import dev.jtrain.comm.transport.Transport;
-import dev.jtrain.comm.transport.local.LocalTransport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.stream.IntStream;
 
 /**
  * {@link HierarchicalAllGather} and {@link HierarchicalReduceScatter} on emulated layouts (ranks as threads, hosts
@@ -84,50 +75,27 @@ class HierarchicalGatherScatterTest {
      */
     static long[] run(int[] layout, int block, AllGatherAlgorithm gather, ReduceScatterAlgorithm scatter) throws Exception {
         int p = layout.length;
-        int hosts = Arrays.stream(layout).max().orElseThrow() + 1;
-        String[] names = IntStream.range(0, p).mapToObj(r -> "host" + layout[r]).toArray(String[]::new);
-        HostTopology topology = HostTopology.of(names, names);
-        LocalTransport[] t = LocalTransport.createGroup(p, 20_000);
-        AtomicLongArray offHost = new AtomicLongArray(hosts);
-        AtomicReferenceArray<Throwable> errors = new AtomicReferenceArray<>(p);
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < p; r++) {
-            int rank = r;
-            threads.add(Thread.ofPlatform().start(() -> {
-                try (Arena arena = Arena.ofShared()) {
-                    Transport counting = new HierarchicalAllReduceTest.OffHostCounter(t[rank], topology, offHost);
-                    CollectiveContext c = new CollectiveContext(counting, 0, DType.INT32, ReduceOp.SUM, new ScratchPool(), 4096, topology);
-                    if (gather != null) {
-                        MemorySegment in = arena.allocate(4L * block, 64), out = arena.allocate(4L * block * p, 64);
-                        for (int i = 0; i < block; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
-                        gather.allGather(c, in, out);
-                        for (int s = 0; s < p; s++)
-                            for (int i = 0; i < block; i++)
-                                check(out.getAtIndex(ValueLayout.JAVA_INT, (long) s * block + i), value(s, i), rank, "block " + s, i, layout);
-                    } else {
-                        MemorySegment in = arena.allocate(4L * block * p, 64), out = arena.allocate(4L * block, 64);
-                        for (int i = 0; i < block * p; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
-                        MemorySegment before = arena.allocate(in.byteSize(), 64).copyFrom(in);
-                        scatter.reduceScatter(c, in, out, block);
-                        for (int i = 0; i < block; i++) {
-                            int expected = 0;
-                            for (int s = 0; s < p; s++) expected += value(s, rank * block + i);
-                            check(out.getAtIndex(ValueLayout.JAVA_INT, i), expected, rank, "own block", i, layout);
-                        }
-                        if (in.mismatch(before) >= 0) throw new AssertionError("rank " + rank + ": the input was modified");
-                    }
-                } catch (Throwable e) {
-                    errors.set(rank, e);
-                } finally {
-                    t[rank].close();
-                }
-            }));
-        }
-        for (Thread th : threads) th.join();
-        for (int r = 0; r < p; r++) if (errors.get(r) != null) throw new AssertionError("rank " + r + ": " + errors.get(r), errors.get(r));
-        long[] out = new long[hosts];
-        for (int h = 0; h < hosts; h++) out[h] = offHost.get(h);
-        return out;
+        return EmulatedHosts.run(layout, DType.INT32, true, (rank, c, arena) -> {
+            if (gather != null) {
+                MemorySegment in = arena.allocate(4L * block, 64), out = arena.allocate(4L * block * p, 64);
+                for (int i = 0; i < block; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
+                gather.allGather(c, in, out);
+                for (int s = 0; s < p; s++)
+                    for (int i = 0; i < block; i++)
+                        check(out.getAtIndex(ValueLayout.JAVA_INT, (long) s * block + i), value(s, i), rank, "block " + s, i, layout);
+                return;
+            }
+            MemorySegment in = arena.allocate(4L * block * p, 64), out = arena.allocate(4L * block, 64);
+            for (int i = 0; i < block * p; i++) in.setAtIndex(ValueLayout.JAVA_INT, i, value(rank, i));
+            MemorySegment before = arena.allocate(in.byteSize(), 64).copyFrom(in);
+            scatter.reduceScatter(c, in, out, block);
+            for (int i = 0; i < block; i++) {
+                int expected = 0;
+                for (int s = 0; s < p; s++) expected += value(s, rank * block + i);
+                check(out.getAtIndex(ValueLayout.JAVA_INT, i), expected, rank, "own block", i, layout);
+            }
+            if (in.mismatch(before) >= 0) throw new AssertionError("rank " + rank + ": the input was modified");
+        });
     }
 
     private static void check(int got, int expected, int rank, String where, int i, int[] layout) {
