@@ -4,10 +4,12 @@
 #   1. all-reduce of 64 MiB, 2 hosts x 2 ranks: jtrain, torch 1.13 gloo, Open MPI (--mca btl tcp,self); the link
 #      bound t = 2(H-1)/H * S / R (H hosts, S bytes, R link rate) beside them;
 #   2. DDP `small` (6L/6H/384, T 256, byte vocab, global batch 8), tokens/s: jtrain across 2 hosts x 1 rank (fp32 and
-#      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts.
+#      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts;
+#   3. (PART=gather) all-gather and reduce-scatter, 2 hosts x 2 ranks, at 4 KiB and 64 MiB: jtrain's flat ring and its
+#      hierarchical form forced (JTRAIN_ALGO), and what the cost model picks by itself.
 #
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
-#        PART=allreduce or PART=ddp runs one half only.
+#        PART=allreduce, PART=ddp or PART=gather runs one part only (the default runs the first two).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
 set -euo pipefail
@@ -45,7 +47,7 @@ two_hosts() {
 }
 
 rate_bps=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)([kmg]?)bit','$RATE'.lower()); print(float(m[1])*{'':1,'k':1e3,'m':1e6,'g':1e9}[m[2]])")
-if [ "$PART" != ddp ]; then
+if [ "$PART" = all ] || [ "$PART" = allreduce ]; then
 echo "== all-reduce 64 MiB, 2 hosts x 2 ranks, links shaped to $RATE"
 python3 -c "r=$rate_bps/8; S=$BYTES; H=2; t=2*(H-1)/H*S/r; print(f'link bound 2(H-1)/H*S/R = {t*1e3:.1f} ms -> busbw {S/t*2*3/4/1e9:.3f} GB/s (4 ranks)')"
 echo "-- jtrain"
@@ -58,7 +60,7 @@ echo "-- Open MPI, --mca btl tcp,self"
   "$PY" "$PEERS/mpi_bench.py" allreduce 2>/dev/null | tr -d '\000' | grep -aE "coll|64MiB" | sed 's/^/   /'
 
 fi
-[ "$PART" = allreduce ] && exit 0
+if [ "$PART" = all ] || [ "$PART" = ddp ]; then
 echo "== DDP small, global batch 8, $STEPS steps (tokens/s: median step after 6 warm-up steps)"
 # The emulated hosts share this machine's cores: one kernel thread per rank, as the one-host run and the peer use.
 TRAIN=(train --threads 1 --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
@@ -79,3 +81,19 @@ done
 echo "   jtrain DDP 1 host x 2 ranks: $(tokens "$OUT/one/metrics.jsonl")"
 GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
   --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
+fi
+
+if [ "$PART" = gather ]; then
+echo "== all-gather and reduce-scatter, 2 hosts x 2 ranks, links shaped to $RATE (sizes: the whole gathered buffer)"
+for op in all_gather reduce_scatter; do
+  key=${op//_/}
+  for algo in ring hierarchical auto; do
+    echo "-- $op, $algo"
+    if [ "$algo" = auto ]; then
+      two_hosts 2 "${JT[@]}" bench comm --op "$op" --sizes 4K,64M --iters 10 | grep -E "size|^ *[0-9]" | sed 's/^/   /'
+    else
+      two_hosts 2 env "JTRAIN_ALGO=$key:$algo" "${JT[@]}" bench comm --op "$op" --sizes 4K,64M --iters 10 | grep -E "size|^ *[0-9]" | sed 's/^/   /'
+    fi
+  done
+done
+fi
