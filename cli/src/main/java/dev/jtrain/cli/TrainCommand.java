@@ -265,8 +265,8 @@ final class TrainCommand implements Callable<Integer> {
     private MemoryPlan checkMemory(TrainSettings s, GptConfig cfg, ProcessGroup pg, int world, PrintStream console) {
         Precision prec = Precision.parse(s.precision);
         long activations = Gpt.activationBytes(cfg, Math.max(1, s.batchSize / world), prec, s.activationCheckpointing);
-        long[] u = Gpt.unitParameters(cfg);
-        MemoryPlan plan = MemoryPlan.predict(zero, world, u[2], u[0], u[1], u[3], activations);
+        Gpt.ParameterCounts u = Gpt.parameterCounts(cfg);
+        MemoryPlan plan = MemoryPlan.predict(zero, world, u.total(), u.block(), u.root(), u.largest(), activations);
         long heap = Runtime.getRuntime().maxMemory();
         int local = 1;
         if (pg != null) for (int r = 0; r < world; r++) if (r != pg.rank() && pg.topology().sameHost(pg.rank(), r)) local++;
@@ -279,7 +279,7 @@ final class TrainCommand implements Callable<Integer> {
         if (plan.peak() <= limit) return plan;
         List<String> fit = new ArrayList<>();
         for (int stage = 0; stage <= 3 && world > 1; stage++) {
-            MemoryPlan other = MemoryPlan.predict(stage, world, u[2], u[0], u[1], u[3], activations);
+            MemoryPlan other = MemoryPlan.predict(stage, world, u.total(), u.block(), u.root(), u.largest(), activations);
             if (stage != zero && other.peak() <= limit) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
         }
         throw new IllegalArgumentException(String.format(Locale.ROOT,

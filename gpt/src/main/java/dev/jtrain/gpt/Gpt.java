@@ -101,12 +101,21 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
         return tokens * (kept + V * 4 + fp32Block);
     }
 
-    /** Parameters of the largest ZeRO-3 unit (a block), of the root, of the whole model, and of its largest tensor (wte). */
-    public static long[] unitParameters(GptConfig c) {
+    /**
+     * Parameter counts from the shape alone, for the memory check before a model exists.
+     *
+     * @param block   one block (a ZeRO-3 unit)
+     * @param root    the parameters in no block: embeddings, tied head, final norm
+     * @param total   the whole model
+     * @param largest the largest single tensor (the tied embedding, or a block's widest matrix)
+     */
+    public record ParameterCounts(long block, long root, long total, long largest) {}
+
+    public static ParameterCounts parameterCounts(GptConfig c) {
         long C = c.nEmbd(), b = c.bias() ? 1 : 0;
         long block = 12 * C * C + b * 9 * C + 2 * C + b * 2 * C; // c_attn, c_proj, c_fc, mlp c_proj (+ biases); ln_1, ln_2
         long root = (long) c.paddedVocabSize() * C + (long) c.blockSize() * C + C + b * C;
-        return new long[]{block, root, c.nLayer() * block + root, Math.max((long) c.paddedVocabSize() * C, 4 * C * C)};
+        return new ParameterCounts(block, root, c.nLayer() * block + root, Math.max((long) c.paddedVocabSize() * C, 4 * C * C));
     }
 
     /** ZeRO-3 units: one per block; the embeddings, the tied head and the final norm are the root. */

@@ -171,12 +171,12 @@ class GptTest {
 
     /** The shape-only parameter count (for the memory check before a model exists) is the model's own. */
     @Test
-    void unitParametersFromTheShapeAddUpToTheModel() {
+    void parameterCountsFromTheShapeAddUpToTheModel() {
         for (GptConfig cfg : new GptConfig[]{new GptConfig(3, 2, 64, 32, 256, 0f, true), new GptConfig(2, 4, 32, 16, 100, 0f, false)}) {
             Gpt m = new Gpt(cfg, 1);
-            long[] u = Gpt.unitParameters(cfg);
-            assertThat(u[2]).isEqualTo(m.parameterCount());
-            assertThat(u[0]).isEqualTo(m.units().getFirst().stream().mapToLong(Tensor::numel).sum());
+            Gpt.ParameterCounts u = Gpt.parameterCounts(cfg);
+            assertThat(u.total()).isEqualTo(m.parameterCount());
+            assertThat(u.block()).isEqualTo(m.units().getFirst().stream().mapToLong(Tensor::numel).sum());
         }
     }
 
