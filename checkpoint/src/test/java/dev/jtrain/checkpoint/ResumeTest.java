@@ -1,6 +1,7 @@
 package dev.jtrain.checkpoint;
 
 import dev.jtrain.comm.transport.local.LocalRanks;
+import dev.jtrain.parallel.ShardScope;
 import dev.jtrain.autograd.F;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
@@ -117,6 +118,8 @@ class ResumeTest {
             case "zero1" -> new ZeroOptimizer(f, pg, o.withZeroStage(1), null);
             case "zero2" -> new ZeroOptimizer(f, pg, o.withZeroStage(2), null);
             case "zero3" -> new FullyShardedDataParallel(f, m, pg, o.withZeroStage(3), null);
+            case "hsdp1" -> new ZeroOptimizer(f, pg, o.withZeroStage(1).withShardWithin(ShardScope.HOST), null);
+            case "hsdp3" -> new FullyShardedDataParallel(f, m, pg, o.withZeroStage(3).withShardWithin(ShardScope.HOST), null);
             default -> throw new IllegalArgumentException(kind);
         };
     }
@@ -138,18 +141,27 @@ class ResumeTest {
         return world == 1 ? java.util.Collections.singletonList(body.apply(0, null)) : LocalRanks.run(world, body);
     }
 
+    /** As {@link #ranks}; hybrid sharding ("hsdp…") runs its ranks on 2 declared hosts, rank r on host r / (world / 2). */
+    static <T> List<T> ranks(String kind, int world, BiFunction<Integer, dev.jtrain.comm.ProcessGroup, T> body) throws Exception {
+        if (!kind.startsWith("hsdp")) return ranks(world, body);
+        int[] hostOf = new int[world];
+        for (int r = 0; r < world; r++) hostOf[r] = r / (world / 2);
+        return LocalRanks.runOnHosts(hostOf, body);
+    }
+
     @ParameterizedTest(name = "{0} on {1} rank(s), async save {2}")
-    @CsvSource({"single,1,false", "single,1,true", "ddp,2,false", "zero1,2,true", "zero2,2,false", "zero3,2,true", "zero3,3,false"})
+    @CsvSource({"single,1,false", "single,1,true", "ddp,2,false", "zero1,2,true", "zero2,2,false", "zero3,2,true", "zero3,3,false",
+            "hsdp3,4,true", "hsdp1,4,false"})
     void resumeIsBitwiseExact(String kind, int world, boolean async) throws Exception {
         System.out.println("ResumeTest seed=" + SEED + " kind=" + kind + " world=" + world);
-        List<Run> straight = ranks(world, (rank, pg) -> {
+        List<Run> straight = ranks(kind, world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy(kind, f, m, pg);
             float[] l = train(dp, m, rank, world, 0, 2 * N);
             return new Run(Arrays.copyOfRange(l, N, 2 * N), parameters(dp, f));
         });
-        ranks(world, (rank, pg) -> {
+        ranks(kind, world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED);
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy(kind, f, m, pg);
@@ -160,7 +172,7 @@ class ResumeTest {
             }
             return null;
         });
-        List<Run> resumed = ranks(world, (rank, pg) -> {
+        List<Run> resumed = ranks(kind, world, (rank, pg) -> {
             TinyNet m = new TinyNet(SEED + 1); // different init: only the checkpoint can make it agree
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy(kind, f, m, pg);
@@ -253,11 +265,43 @@ class ResumeTest {
     }
 
     /**
+     * HSDP's ZeRO-3 on 2 hosts × 2 -> DDP on 3 -> HSDP's ZeRO-1 on 2 hosts × 2 -> ZeRO-3 on 2: every element bit for
+     * bit. Each element of the hosts' replicas is written once, and both hosts share the writing.
+     */
+    @Test
+    void hybridShardedCheckpointsReshardAndWriteEachReplicaOnce() throws Exception {
+        Path a = root.resolve("hsdp3"), b = root.resolve("ddp"), c = root.resolve("hsdp1");
+        Map<String, float[]> saved = hop(4, "hsdp3", SEED, null, a);
+        Map<String, float[]> viaDdp = hop(3, "ddp", SEED + 3, a, b);
+        Map<String, float[]> viaHsdp1 = hop(4, "hsdp1", SEED + 5, b, c);
+        Map<String, float[]> back = hop(2, "zero3", SEED + 4, c, null);
+        for (String k : saved.keySet()) {
+            assertThat(viaDdp.get(k)).as("%s in DDP", k).containsExactly(saved.get(k));
+            assertThat(viaHsdp1.get(k)).as("%s in HSDP ZeRO-1", k).containsExactly(saved.get(k));
+            assertThat(back.get(k)).as("%s in ZeRO-3", k).containsExactly(saved.get(k));
+        }
+        for (Path dir : List.of(a, c)) {
+            CheckpointMetadata md = CheckpointMetadata.read(dev.jtrain.checkpoint.storage.posix.CheckpointDirectory.stepDir(dir, N));
+            java.util.Set<Integer> writers = new java.util.TreeSet<>();
+            for (var e : md.items().entrySet()) {
+                long written = 0;
+                for (CheckpointMetadata.Piece p : e.getValue().pieces()) {
+                    written += p.length();
+                    writers.add(p.writer());
+                }
+                assertThat(written).as("%s: elements written in %s (each replica once)", e.getKey(), dir.getFileName())
+                        .isEqualTo(e.getValue().numel());
+            }
+            assertThat(writers).as("ranks that wrote %s", dir.getFileName()).contains(0, 2); // both hosts share the writing
+        }
+    }
+
+    /**
      * One leg: {@code kind} on {@code world} ranks (fresh init from {@code seed}) trains N steps, or loads from
      * {@code load}; saves to {@code save} if given; returns the full state it then holds.
      */
     static Map<String, float[]> hop(int world, String kind, long seed, Path load, Path save) throws Exception {
-        return fullState(LocalRanks.run(world, (rank, pg) -> {
+        return fullState(ranks(kind, world, (rank, pg) -> {
             TinyNet m = new TinyNet(seed);
             FlatParameters f = FlatParameters.of(m);
             DataParallel dp = strategy(kind, f, m, pg);

@@ -35,6 +35,7 @@ public interface DataParallel extends AutoCloseable {
      */
     static DataParallel create(FlatParameters params, ShardedModel model, ProcessGroup group, DataParallelOptions options,
                                CommTrace trace) {
+        options.validate();
         if (group == null || group.size() == 1) return new SingleProcess(params, options);
         return switch (options.zeroStage()) {
             case 0 -> new DistributedDataParallel(params, group, options, trace);

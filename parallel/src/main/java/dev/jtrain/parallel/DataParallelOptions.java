@@ -14,9 +14,11 @@ import dev.jtrain.optim.Optimizer;
  * @param optimizer        the element-wise update every strategy applies to its parameters or shard (AdamW by default)
  * @param gradWire         the element type gradients travel in: {@link GradWire#FP32}, or {@link GradWire#BF16} for
  *                         half the bytes on networks slower than the model needs (PyTorch's {@code bf16_compress_hook})
+ * @param shardWithin      the ranks ZeRO shards across: the whole group, or each host with replicas across hosts
+ *                         (hybrid sharding, {@link ShardScope#HOST}; ZeRO stages 1 to 3 only)
  */
 public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int zeroStage, boolean overlap,
-                                  Optimizer optimizer, GradWire gradWire) {
+                                  Optimizer optimizer, GradWire gradWire, ShardScope shardWithin) {
     /** {@code bucketBytes} to be chosen from the process group's measured link speed. */
     public static final long AUTO_BUCKET = 0;
 
@@ -26,10 +28,18 @@ public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int z
             throw new IllegalArgumentException("bucket sizes must be >= 64 bytes: bucketBytes=" + bucketBytes + ", firstBucketBytes=" + firstBucketBytes);
         if (gradWire == null) gradWire = GradWire.FP32;
         if (optimizer == null) throw new IllegalArgumentException("optimizer must be given (e.g. AdamW.gpt())");
+        if (shardWithin == null) shardWithin = ShardScope.WORLD;
     }
 
     public static DataParallelOptions defaults() {
-        return new DataParallelOptions(AUTO_BUCKET, 1L << 20, 0, true, AdamW.gpt(), GradWire.FP32);
+        return new DataParallelOptions(AUTO_BUCKET, 1L << 20, 0, true, AdamW.gpt(), GradWire.FP32, ShardScope.WORLD);
+    }
+
+    /** Refuses combinations that mean nothing, once the stage and the scope are both set. */
+    public void validate() {
+        if (shardWithin == ShardScope.HOST && zeroStage == 0)
+            throw new IllegalArgumentException("sharding within a host (hybrid sharding) needs ZeRO stage 1, 2 or 3; DDP shards"
+                    + " nothing (its all-reduce already goes host by host where that is cheaper)");
     }
 
     /** The bucket cap to use on {@code pg}: the configured one, or {@link BucketPlan#autoBucketBytes} of its links. */
@@ -38,23 +48,27 @@ public record DataParallelOptions(long bucketBytes, long firstBucketBytes, int z
     }
 
     public DataParallelOptions withZeroStage(int stage) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, stage, overlap, optimizer, gradWire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, stage, overlap, optimizer, gradWire, shardWithin);
     }
 
     public DataParallelOptions withBuckets(long first, long rest) {
-        return new DataParallelOptions(rest, first, zeroStage, overlap, optimizer, gradWire);
+        return new DataParallelOptions(rest, first, zeroStage, overlap, optimizer, gradWire, shardWithin);
     }
 
     public DataParallelOptions withOverlap(boolean on) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, on, optimizer, gradWire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, on, optimizer, gradWire, shardWithin);
     }
 
     public DataParallelOptions withGradWire(GradWire wire) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, optimizer, wire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, optimizer, wire, shardWithin);
     }
 
     public DataParallelOptions withOptimizer(Optimizer o) {
-        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, o, gradWire);
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, o, gradWire, shardWithin);
+    }
+
+    public DataParallelOptions withShardWithin(ShardScope scope) {
+        return new DataParallelOptions(bucketBytes, firstBucketBytes, zeroStage, overlap, optimizer, gradWire, scope);
     }
 
     /** AdamW with nanoGPT's betas and epsilon and this weight decay (matrices only). */

@@ -46,6 +46,10 @@ import java.util.Map;
  * {@link Optimizer} on every owned shard, in unit order. Nothing is gathered after the step; the next forward gathers
  * what it uses.
  *
+ * <p>Hybrid sharding ({@link ShardScope#HOST}, FSDP's HYBRID_SHARD): N above is the host's ranks. Units are gathered
+ * from the host only, and each reduced shard is all-reduced across the ranks that hold it on the other hosts
+ * ({@link ShardGroups}), so a host keeps a full replica, 16·Ψ/N bytes per rank with N ranks per host.
+ *
  * <p>Threading: the training thread only; collectives run on the process group's thread.
  */
 public final class FullyShardedDataParallel implements DataParallel {
@@ -54,7 +58,8 @@ public final class FullyShardedDataParallel implements DataParallel {
 
     private record Piece(int slot, int inParam, int inShard, int length, boolean decay) {}
 
-    private record Pending(Work work, float[] buffer, Unit unit) {}
+    /** @param total the reduced shard is the unit's whole gradient (accumulated micro-steps included), not an addend */
+    private record Pending(Work work, float[] buffer, Unit unit, boolean total) {}
 
     /** One unit's layout, shards and (while in use) gathered parameters and full gradient buffer. */
     private final class Unit {
@@ -105,7 +110,9 @@ public final class FullyShardedDataParallel implements DataParallel {
 
     private final FlatParameters params;
     private final ShardedModel model;
-    private final ProcessGroup pg;
+    /** The whole job, and the groups sharded across (gathers, reduce-scatters, the norm) and replicated across. */
+    private final ProcessGroup job, pg;
+    private final ShardGroups groups;
     private final DataParallelOptions options;
     private final CommTrace trace;
     private final int world, rank;
@@ -120,18 +127,22 @@ public final class FullyShardedDataParallel implements DataParallel {
     private int step;
     private long lastStepComm, exposed;
     private boolean unsharded;
+    /** The micro-step running is the optimizer step's last (the trainer's sync flag). */
+    private boolean lastMicroStep = true;
 
     public FullyShardedDataParallel(FlatParameters params, ShardedModel model, ProcessGroup pg, DataParallelOptions options,
                                     CommTrace trace) {
         if (options.zeroStage() != 3) throw new IllegalArgumentException("FullyShardedDataParallel is ZeRO stage 3, got stage " + options.zeroStage());
         this.params = params;
         this.model = model;
-        this.pg = pg;
+        this.job = pg;
         this.options = options;
         this.trace = trace == null ? CommTrace.NONE : trace;
-        this.world = pg.size();
-        this.rank = pg.rank();
         ParameterSync.verifyAndBroadcast(params, pg);
+        this.groups = ShardGroups.of(pg, options.shardWithin());
+        this.pg = groups.shard();
+        this.world = this.pg.size();
+        this.rank = this.pg.rank();
 
         Map<Tensor, FlatParameters.Slot> slotOf = new IdentityHashMap<>();
         for (FlatParameters.Slot s : params.slots()) slotOf.put(s.param(), s);
@@ -272,10 +283,29 @@ public final class FullyShardedDataParallel implements DataParallel {
         MemorySegment in = all.asSlice(0, 4L * world * u.shard), out = all.asSlice(4L * world * u.shard, 4L * u.shard);
         String name = "reduce_scatter " + u.name();
         trace.begin(name, 4L * world * u.shard);
-        Work w = options.gradWire() == GradWire.BF16 ? pg.reduceScatterBf16WireAsync(in, out, u.shard, ReduceOp.AVG)
-                : pg.reduceScatterAsync(in, out, u.shard, DType.FLOAT32, ReduceOp.AVG);
+        // Hybrid sharding: the hosts' replicas are averaged once per optimizer step, on the last micro-step (and for the
+        // root, reduced once anyway). Earlier micro-steps' host averages of u are in u.grad by then, added to the
+        // reduced shard before it crosses the hosts.
+        boolean acrossHosts = groups.replicated() && (u == root || lastMicroStep);
+        if (acrossHosts) completeEarlierOf(u);
+        Work w = acrossHosts
+                ? groups.reduceScatterAverage(in, out, u.shard, options.gradWire(),
+                        () -> VectorOps.add(buf, world * u.shard, u.grad, 0, buf, world * u.shard, u.shard))
+                : groups.reduceScatterWithinShardGroup(in, out, u.shard, options.gradWire());
         w.future().whenComplete((x, e) -> trace.end(name));
-        inFlight.add(new Pending(w, buf, u));
+        inFlight.add(new Pending(w, buf, u, acrossHosts));
+    }
+
+    /** Completes the in-flight reduce-scatters up to the last one of {@code u}, so u.grad holds them all. */
+    private void completeEarlierOf(Unit u) {
+        boolean any = false;
+        for (Pending p : inFlight) any |= p.unit() == u;
+        while (any) {
+            Pending p = inFlight.poll();
+            exposed += complete(p);
+            any = false;
+            for (Pending q : inFlight) any |= q.unit() == u;
+        }
     }
 
     /** Waits for one reduce-scatter and adds its shard into the unit's gradient shard; returns nanoseconds waited. */
@@ -284,7 +314,8 @@ public final class FullyShardedDataParallel implements DataParallel {
         p.work().waitFor();
         long waited = System.nanoTime() - t0;
         Unit u = p.unit();
-        VectorOps.add(u.grad, 0, p.buffer(), world * u.shard, u.grad, 0, u.shard);
+        if (p.total()) System.arraycopy(p.buffer(), world * u.shard, u.grad, 0, u.shard);
+        else VectorOps.add(u.grad, 0, p.buffer(), world * u.shard, u.grad, 0, u.shard);
         give(p.buffer());
         return waited;
     }
@@ -319,8 +350,11 @@ public final class FullyShardedDataParallel implements DataParallel {
         exposed = 0;
     }
 
-    /** Every micro-step is reduced (see the class comment), so {@code sync} changes nothing here. */
-    @Override public void beginMicroStep(boolean sync) {}
+    /**
+     * Every micro-step is reduced (see the class comment); {@code sync} marks the last, on which hybrid sharding
+     * averages the accumulated shards across hosts.
+     */
+    @Override public void beginMicroStep(boolean sync) { lastMicroStep = sync; }
 
     @Override
     public long finishGradients() {
@@ -381,7 +415,7 @@ public final class FullyShardedDataParallel implements DataParallel {
         unsharded = true;
     }
 
-    @Override public float average(float value) { return ParameterSync.average(pg, value); }
+    @Override public float average(float value) { return ParameterSync.average(job, value); }
 
     @Override public long lastStepCommNanos() { return lastStepComm; }
 
@@ -419,7 +453,10 @@ public final class FullyShardedDataParallel implements DataParallel {
 
     @Override public int stepCount() { return step; }
 
-    /** Each owned piece of each parameter, not replicated: ZeRO-3 checkpoints reshard into any strategy and world size. */
+    /**
+     * Each owned piece of each parameter: ZeRO-3 checkpoints reshard into any strategy and world size. Under hybrid
+     * sharding the pieces are marked replicated, so the hosts share the writing of each once.
+     */
     @Override
     public Stateful modelState() {
         return new ShardState(false);
@@ -447,12 +484,12 @@ public final class FullyShardedDataParallel implements DataParallel {
                     FlatParameters.Slot s = u.slots.get(p.slot());
                     long[] shape = ReplicatedState.shape(s);
                     if (!optimizer) {
-                        out.add(new TensorShard(s.name(), shape, p.inParam(), u.param, p.inShard(), p.length(), false));
+                        out.add(new TensorShard(s.name(), shape, p.inParam(), u.param, p.inShard(), p.length(), groups.replicated()));
                         continue;
                     }
                     for (int k = 0; k < names.size(); k++)
                         out.add(new TensorShard(ReplicatedState.stateName(names.get(k), s.name()), shape, p.inParam(), state[k],
-                                u.stateBase + p.inShard(), p.length(), false));
+                                u.stateBase + p.inShard(), p.length(), groups.replicated()));
                 }
             }
             return out;

@@ -34,6 +34,9 @@ import java.util.Map;
  * <p>Stage 1 keeps the full gradient buffer (8 + 8/N B/param); stage 2 drops it and keeps only the reduced shard,
  * each parameter's transient gradient being copied into a pooled staging buffer by its hook (4 + 12/N B/param).
  * With gradient accumulation (noSync micro-steps) stage 2 keeps the per-parameter gradients until the last micro-step.
+ *
+ * <p>Hybrid sharding ({@link ShardScope#HOST}): N is the host's ranks; each reduced shard is all-reduced across the
+ * hosts' ranks that own the same shard ({@link ShardGroups}), and the all-gathers stay within the host.
  */
 public final class ZeroOptimizer implements DataParallel {
     private record Piece(int flatOff, int shardOff, int length, boolean decay, int slot) {}
@@ -41,7 +44,9 @@ public final class ZeroOptimizer implements DataParallel {
     private record InFlight(Work work, float[] buffer, int bucket, boolean reduceScatter) {}
 
     private final FlatParameters params;
-    private final ProcessGroup pg;
+    /** The whole job, and the groups sharded across (reduce-scatters, all-gathers, the norm) and replicated across. */
+    private final ProcessGroup job, pg;
+    private final ShardGroups groups;
     private final DataParallelOptions options;
     private final int stage;
     private final BucketPlan plan;
@@ -67,14 +72,16 @@ public final class ZeroOptimizer implements DataParallel {
     public ZeroOptimizer(FlatParameters params, ProcessGroup pg, DataParallelOptions options, CommTrace trace) {
         if (options.zeroStage() < 1) throw new IllegalArgumentException("ZeroOptimizer needs zeroStage 1 or 2, got " + options.zeroStage());
         this.params = params;
-        this.pg = pg;
+        this.job = pg;
         this.options = options;
         this.stage = options.zeroStage();
         this.trace = trace == null ? CommTrace.NONE : trace;
-        this.world = pg.size();
-        this.rank = pg.rank();
         ParameterSync.verifyAndBroadcast(params, pg);
-        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
+        this.groups = ShardGroups.of(pg, options.shardWithin());
+        this.pg = groups.shard();
+        this.world = this.pg.size();
+        this.rank = this.pg.rank();
+        this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(job));
         int nb = plan.buckets().size();
         shardSize = new int[nb];
         stateBase = new int[nb];
@@ -141,8 +148,7 @@ public final class ZeroOptimizer implements DataParallel {
                 : all.asSlice((long) world * s * Float.BYTES, (long) s * Float.BYTES);
         String name = "reduce_scatter bucket " + b.index();
         trace.begin(name, (long) world * s * Float.BYTES);
-        Work w = options.gradWire() == GradWire.BF16 ? pg.reduceScatterBf16WireAsync(in, out, s, ReduceOp.AVG)
-                : pg.reduceScatterAsync(in, out, s, DType.FLOAT32, ReduceOp.AVG);
+        Work w = groups.reduceScatterAverage(in, out, s, options.gradWire());
         w.future().whenComplete((x, e) -> trace.end(name));
         inFlight.add(new InFlight(w, buf, b.index(), true));
     }
@@ -270,7 +276,7 @@ public final class ZeroOptimizer implements DataParallel {
         inFlight.add(new InFlight(w, buf, b.index(), false));
     }
 
-    @Override public float average(float value) { return ParameterSync.average(pg, value); }
+    @Override public float average(float value) { return ParameterSync.average(job, value); }
 
     @Override public long lastStepCommNanos() { return lastStepComm; }
 
@@ -305,7 +311,7 @@ public final class ZeroOptimizer implements DataParallel {
                         List<String> names = options.optimizer().stateNames();
                         for (int k = 0; k < names.size(); k++) {
                             out.add(new TensorShard(ReplicatedState.stateName(names.get(k), sl.name()), shape, p.flatOff() - sl.offset(),
-                                    state[k], st, p.length(), false));
+                                    state[k], st, p.length(), groups.replicated()));
                         }
                     }
                 return out;

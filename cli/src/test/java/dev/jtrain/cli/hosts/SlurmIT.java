@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * Jobs started by Slurm and by MPI across two emulated hosts (network namespaces with their own host names, a
@@ -104,6 +105,38 @@ class SlurmIT {
         assertThat(resumed.output()).contains("at step 3");
         assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).hasSize(3).isEqualTo(TrainRuns.losses(dir.resolve("two-hosts"), 3));
         assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("two-hosts")));
+    }
+
+    /**
+     * {@code srun -N2 --ntasks-per-node=2 jtrain train --zero 3 --shard-within host}: hybrid sharding, each host holding
+     * a sharded replica. It trains like the one-host DDP run up to the reduction order (losses within 1e-4), and
+     * resumes bitwise from its step-3 checkpoint, whose replicas the two hosts wrote once between them.
+     */
+    @Test
+    void hybridShardingAcrossTwoHostsTrainsLikeOneHostAndResumesBitwise(@TempDir Path dir) throws Exception {
+        Path ckpt = dir.resolve("ckpt");
+        String[] hsdp = {"--zero", "3", "--shard-within", "host", "--ckpt-dir", ckpt.toString()};
+        List<String> first = trainArgs(corpus, dir.resolve("hsdp"), hsdp);
+        first.addAll(List.of("--ckpt-every", "3"));
+        var run = onHost1(srun(first), dir.resolve("hsdp.log"));
+        assertThat(run.status()).as(run.output()).isZero();
+        assertThat(run.output()).contains("ZeRO-3 sharded within each host, replicated across hosts (HSDP)")
+                .contains("ranks: 4 on 2 host(s)")
+                .containsPattern("= 8\\.0\\d B/param"); // 16 B/param over a host's 2 ranks, not the job's 4 (4 B/param)
+        List<String> mine = TrainRuns.losses(dir.resolve("hsdp"), 0), one = TrainRuns.losses(oneHost, 0);
+        assertThat(mine).hasSize(6);
+        for (int i = 0; i < mine.size(); i++)
+            assertThat(Double.parseDouble(mine.get(i).split(":")[1])).as("loss %s", mine.get(i))
+                    .isCloseTo(Double.parseDouble(one.get(i).split(":")[1]), within(1e-4));
+
+        TrainRuns.rollBack(ckpt, 3);
+        List<String> again = trainArgs(corpus, dir.resolve("resumed"), hsdp);
+        again.add("--resume");
+        var resumed = onHost1(srun(again), dir.resolve("resumed.log"));
+        assertThat(resumed.status()).as(resumed.output()).isZero();
+        assertThat(resumed.output()).contains("at step 3");
+        assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).isEqualTo(TrainRuns.losses(dir.resolve("hsdp"), 3));
+        assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("hsdp")));
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.jtrain.comm.algo;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.topology.HostTopology;
+import dev.jtrain.comm.transport.local.OffHostCounter;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.local.LocalTransport;
 
@@ -40,7 +41,7 @@ final class EmulatedHosts {
             int rank = r;
             threads.add(Thread.ofPlatform().start(() -> {
                 try (Arena arena = shared ? Arena.ofShared() : Arena.ofConfined()) {
-                    Transport counting = new HierarchicalAllReduceTest.OffHostCounter(t[rank], topology, offHost);
+                    Transport counting = new OffHostCounter(t[rank], topology, offHost);
                     body.run(rank, new CollectiveContext(counting, 0, dtype, ReduceOp.SUM, new ScratchPool(), 4096, topology), arena);
                 } catch (Throwable e) {
                     errors.set(rank, e);

@@ -1,10 +1,7 @@
 package dev.jtrain.comm.algo;
 
-import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.topology.HostTopology;
-import dev.jtrain.comm.transport.Combiner;
-import dev.jtrain.comm.transport.Transport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -95,36 +92,4 @@ class HierarchicalAllReduceTest {
     }
 
     static int value(int rank, int i) { return (rank + 1) * 1_000 + i % 977; }
-
-    /** Counts the bytes each host sends to ranks on other hosts. */
-    record OffHostCounter(Transport inner, HostTopology topology, AtomicLongArray offHost) implements Transport {
-        private void count(int to, long bytes) {
-            if (to >= 0 && !topology.sameHost(rank(), to)) offHost.addAndGet(topology.hostOf(rank()), bytes);
-        }
-
-        @Override public int rank() { return inner.rank(); }
-        @Override public int size() { return inner.size(); }
-        @Override public long timeoutMs() { return inner.timeoutMs(); }
-        @Override public LinkKind linkKind(int peer) { return inner.linkKind(peer); }
-        @Override public void close() { }
-
-        @Override public void send(int peer, int tag, MemorySegment src) {
-            count(peer, src.byteSize());
-            inner.send(peer, tag, src);
-        }
-
-        @Override public void recv(int peer, int tag, MemorySegment dst) { inner.recv(peer, tag, dst); }
-
-        @Override public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
-            count(to, src.byteSize());
-            inner.sendRecv(to, src, from, dst, tag);
-        }
-
-        @Override public boolean combinesOnArrival(int to, int from) { return inner.combinesOnArrival(to, from); }
-
-        @Override public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
-            count(to, src.byteSize());
-            inner.sendRecvCombine(to, src, from, acc, tag, combiner);
-        }
-    }
 }

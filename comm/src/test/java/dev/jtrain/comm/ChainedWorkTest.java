@@ -1,0 +1,65 @@
+package dev.jtrain.comm;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ChainedWorkTest {
+    @Test
+    @Timeout(10)
+    void theSecondIsIssuedOnlyAfterTheFirstCompletesAndTheChainEndsWithIt() {
+        CommWork first = new CommWork("first", null), second = new CommWork("second", null);
+        AtomicBoolean issued = new AtomicBoolean();
+        Work chain = ChainedWork.then(first, () -> {
+            issued.set(true);
+            return second;
+        });
+        assertThat(issued).isFalse();
+        assertThat(chain.isCompleted()).isFalse();
+        first.succeed();
+        assertThat(issued).isTrue();
+        assertThat(chain.isCompleted()).isFalse(); // the first alone does not complete the chain
+        assertThat(chain.description()).isEqualTo("first then second");
+        AtomicReference<Boolean> viaFuture = new AtomicReference<>();
+        chain.future().whenComplete((v, e) -> viaFuture.set(e == null));
+        second.succeed();
+        chain.waitFor();
+        assertThat(chain.isSuccess()).isTrue();
+        assertThat(viaFuture.get()).isTrue();
+    }
+
+    @Test
+    @Timeout(10)
+    void aFailedFirstFailsTheChainAndNeverIssuesTheSecond() {
+        CommWork first = new CommWork("first", null);
+        AtomicBoolean issued = new AtomicBoolean();
+        Work chain = ChainedWork.then(first, () -> {
+            issued.set(true);
+            return new CommWork("second", null);
+        });
+        first.fail(new CommException("rank 1 reduceScatter #3: peer 2 gone"));
+        assertThat(issued).isFalse();
+        assertThat(chain.isCompleted()).isTrue();
+        assertThat(chain.isSuccess()).isFalse();
+        assertThat(chain.exception()).hasMessageContaining("peer 2 gone");
+        assertThatThrownBy(chain::waitFor).isInstanceOf(CommException.class).hasMessageContaining("peer 2 gone");
+        assertThat(chain.future()).isCompletedExceptionally();
+    }
+
+    @Test
+    @Timeout(10)
+    void aFailedSecondFailsTheChain() {
+        CommWork first = new CommWork("first", null), second = new CommWork("second", null);
+        Work chain = ChainedWork.then(first, () -> second);
+        first.succeed();
+        second.fail(new CommException("rank 0 allReduce #4: timed out"));
+        assertThat(chain.isCompleted()).isTrue();
+        assertThat(chain.isSuccess()).isFalse();
+        assertThatThrownBy(chain::waitFor).hasMessageContaining("timed out");
+    }
+}
