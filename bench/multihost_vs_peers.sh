@@ -7,9 +7,15 @@
 #      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts;
 #   3. (PART=gather) all-gather and reduce-scatter, 2 hosts x 2 ranks, at 4 KiB and 64 MiB: jtrain's flat ring and its
 #      hierarchical form forced (JTRAIN_ALGO), and what the cost model picks by itself.
+#   4. (PART=sharding) `small` on 2 hosts x 2 ranks, global batch 8 (GRAD_ACCUM micro-steps, default 1): DDP, ZeRO-1,
+#      HSDP ZeRO-1, ZeRO-3 and HSDP ZeRO-3 (--shard-within host): tokens/s, and the bytes the hosts' links carry per
+#      step, read from the hosts' eth0 tx counters (frames, so TCP/IP headers included) and differenced between a
+#      run of WARM steps and one of WARM + STEPS steps, so start-up and the end of training cancel out. PyTorch DDP
+#      (gloo) on the same hosts beside them. ONLY="zero3 hsdp3" runs those strategies alone (names: ddp zero1 hsdp1
+#      zero3 hsdp3 torch).
 #
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
-#        PART=allreduce, PART=ddp or PART=gather runs one part only (the default runs the first two).
+#        PART=allreduce, PART=ddp, PART=gather or PART=sharding runs one part only (the default runs the first two).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
 set -euo pipefail
@@ -96,4 +102,47 @@ for op in all_gather reduce_scatter; do
     fi
   done
 done
+fi
+
+if [ "$PART" = sharding ]; then
+ACCUM=${GRAD_ACCUM:-1}
+WARM=6
+echo "== sharding strategies, small, 2 hosts x 2 ranks, links shaped to $RATE, global batch 8, grad accum $ACCUM"
+echo "   (tokens/s: median step after $WARM warm-up steps; inter-host bytes: both hosts' eth0 tx per step, over $STEPS steps)"
+TRAIN=(train --threads 1 --preset small --eval-interval 0 --eval-batches 1 --sample-tokens 0 --grad-accum "$ACCUM"
+       --data-max-bytes 3000000 --no-progress --peak-gflops 100)
+tx() { # bytes both hosts have sent on their links so far
+  local sum=0 k b
+  for k in 1 2; do
+    b=$(ip -n "jt-h$k" -s -j link show eth0 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])')
+    sum=$((sum + b))
+  done
+  echo "$sum"
+}
+strategy() { # name, args...
+  local name=$1; shift
+  local t0 t1 t2
+  t0=$(tx); two_hosts 2 "${JT[@]}" "${TRAIN[@]}" --max-steps "$WARM" "$@" --out "$OUT/$name-short" > /dev/null
+  t1=$(tx); two_hosts 2 "${JT[@]}" "${TRAIN[@]}" --max-steps $((WARM + STEPS)) "$@" --out "$OUT/$name" > "$OUT/$name.out"
+  t2=$(tx)
+  python3 - "$OUT/$name/metrics.jsonl" "$name" $(( (t2 - t1) - (t1 - t0) )) "$STEPS" "$(grep -o '[0-9.]* B/param' "$OUT/$name.out" | head -1)" "$WARM" <<'PY'
+import json, statistics, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][int(sys.argv[6]):]
+ms = statistics.median(s["stepMs"] for s in st)
+tok = st[0]["tokensPerSecond"] * st[0]["stepMs"] / ms
+comm = statistics.median(s["commMs"] for s in st)
+per_step = int(sys.argv[3]) / int(sys.argv[4])
+print(f"   {sys.argv[2]:<10} {tok:7,.0f} tokens/s  step {ms:7.1f} ms  exposed comm {comm:6.1f} ms  inter-host {per_step / 2**20:7.1f} MiB/step  {sys.argv[5]}")
+PY
+}
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+want ddp && strategy ddp --zero 0
+want zero1 && strategy zero1 --zero 1
+want hsdp1 && strategy hsdp1 --zero 1 --shard-within host
+want zero3 && strategy zero3 --zero 3
+want hsdp3 && strategy hsdp3 --zero 3 --shard-within host
+want torch || exit 0
+echo "-- torch $($PY -c 'import torch; print(torch.__version__)') DDP gloo, 2 hosts x 2 ranks (FSDP does not import on this Python)"
+GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29702 OMP_NUM_THREADS=1 two_hosts 2 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
+  --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
 fi

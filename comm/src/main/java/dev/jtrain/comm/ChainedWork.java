@@ -1,40 +1,73 @@
 package dev.jtrain.comm;
 
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
  * Two operations one after the other, as one {@link Work}: the second is issued the moment the first completes
- * (from the first's completion, on its group's communication thread), with no wait on the caller's thread in between.
- * Hybrid sharding uses it to all-reduce a shard across hosts as soon as its reduce-scatter within the host is done.
- * If the first fails, the second is never issued and this Work fails with the first's exception.
+ * (from the first's completion, usually on its group's communication thread), with no wait on the caller's thread in
+ * between. Hybrid sharding uses it to all-reduce a shard across hosts as soon as its reduce-scatter within the host is
+ * done. If the first fails, the second is never issued and this Work fails with the first's exception.
  *
- * <p>The second operation's group sees its operations issued in the order the first operations complete, so every
- * rank must chain onto operations of one group (completed in issue order) for the sequences to agree.
+ * <p>Every rank must issue a group's operations in the same order. Completions of one group's operations are
+ * reported in issue order, but a completion callback may run on another thread than the group's (whichever thread
+ * registers it after the fact), so two chains' second operations could race to be issued. A {@link Sequence} issues
+ * its chains' second operations strictly in the order the chains were made.
  */
 public final class ChainedWork implements Work {
     private final Work first;
+    private final Supplier<Work> next;
     private final CompletableFuture<Work> second = new CompletableFuture<>();
 
     private ChainedWork(Work first, Supplier<Work> next) {
         this.first = first;
-        first.future().whenComplete((v, e) -> {
-            if (e != null) {
-                second.complete(first);
-                return;
-            }
-            try {
-                second.complete(next.get());
-            } catch (RuntimeException | Error t) {
-                second.completeExceptionally(t);
-            }
-        });
+        this.next = next;
     }
 
-    /** {@code next} issued once {@code first} has completed successfully. */
+    /** {@code next} issued once {@code first} has completed successfully (alone: use a {@link Sequence} for several). */
     public static Work then(Work first, Supplier<Work> next) {
-        return new ChainedWork(first, next);
+        ChainedWork c = new ChainedWork(first, next);
+        first.future().whenComplete((v, e) -> c.issue());
+        return c;
+    }
+
+    /** Issues the second operation (or passes on the first's failure); the first has completed. */
+    private void issue() {
+        if (!first.isSuccess()) {
+            second.complete(first);
+            return;
+        }
+        try {
+            second.complete(next.get());
+        } catch (RuntimeException | Error t) {
+            second.completeExceptionally(t);
+        }
+    }
+
+    /**
+     * Chains whose second operations are issued in the order the chains were made, each once its own first operation
+     * and every earlier chain's have completed. Thread-safe.
+     */
+    public static final class Sequence {
+        private final ArrayDeque<ChainedWork> waiting = new ArrayDeque<>();
+
+        /** As {@link ChainedWork#then}, ordered after every chain this sequence made before. */
+        public Work then(Work first, Supplier<Work> next) {
+            ChainedWork c = new ChainedWork(first, next);
+            synchronized (waiting) {
+                waiting.add(c);
+            }
+            first.future().whenComplete((v, e) -> issueReady());
+            return c;
+        }
+
+        private void issueReady() {
+            synchronized (waiting) {
+                while (!waiting.isEmpty() && waiting.peek().first.isCompleted()) waiting.poll().issue();
+            }
+        }
     }
 
     private Work secondOrNull() {

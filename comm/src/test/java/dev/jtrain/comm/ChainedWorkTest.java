@@ -62,4 +62,31 @@ class ChainedWorkTest {
         assertThat(chain.isSuccess()).isFalse();
         assertThatThrownBy(chain::waitFor).hasMessageContaining("timed out");
     }
+
+    /** A later chain whose first finishes early still issues its second only after every earlier chain's. */
+    @Test
+    @Timeout(10)
+    void aSequenceIssuesSecondsInTheOrderTheChainsWereMade() {
+        ChainedWork.Sequence seq = new ChainedWork.Sequence();
+        CommWork a = new CommWork("a", null), b = new CommWork("b", null), c = new CommWork("c", null);
+        java.util.List<String> issued = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Work wa = seq.then(a, () -> { issued.add("a"); return done("a2"); });
+        Work wb = seq.then(b, () -> { issued.add("b"); return done("b2"); });
+        Work wc = seq.then(c, () -> { issued.add("c"); return done("c2"); });
+        c.succeed();
+        b.succeed();
+        assertThat(issued).isEmpty(); // a has not completed: nothing may overtake it
+        assertThat(wb.isCompleted()).isFalse();
+        a.succeed();
+        assertThat(issued).containsExactly("a", "b", "c");
+        wa.waitFor();
+        wb.waitFor();
+        wc.waitFor();
+    }
+
+    private static Work done(String name) {
+        CommWork w = new CommWork(name, null);
+        w.succeed();
+        return w;
+    }
 }

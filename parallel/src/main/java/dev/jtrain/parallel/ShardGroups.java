@@ -18,12 +18,15 @@ import java.lang.foreign.MemorySegment;
  * then an all-reduce of the S-float shard across the H hosts. Per rank, the inter-host links carry the all-reduce's
  * 2·(H-1)/H·S floats each way (S = Ψ/L for L ranks per host), against the flat reduce-scatter's (N-1)/N·Ψ over links that
  * cross hosts for every ring neighbour on another host; parameters are never gathered across hosts.
+ *
+ * @param acrossHosts issues the all-reduces across hosts in the order their reduce-scatters were launched, the same on
+ *                    every rank (null without replicas)
  */
-record ShardGroups(ProcessGroup shard, ProcessGroup replicas) {
+record ShardGroups(ProcessGroup shard, ProcessGroup replicas, ChainedWork.Sequence acrossHosts) {
     static ShardGroups of(ProcessGroup group, ShardScope scope) {
-        if (scope == ShardScope.WORLD || !group.topology().spansHosts()) return new ShardGroups(group, null);
+        if (scope == ShardScope.WORLD || !group.topology().spansHosts()) return new ShardGroups(group, null, null);
         HostGroups g = HostGroups.split(group);
-        return new ShardGroups(g.host(), g.rail());
+        return new ShardGroups(g.host(), g.rail(), new ChainedWork.Sequence());
     }
 
     /** True when ranks on other hosts hold the same shards (checkpoints write each once). */
@@ -48,7 +51,7 @@ record ShardGroups(ProcessGroup shard, ProcessGroup replicas) {
     Work reduceScatterAverage(MemorySegment in, MemorySegment out, long count, GradWire wire, Runnable beforeAllReduce) {
         Work rs = reduceScatterWithinShardGroup(in, out, count, wire);
         if (replicas == null) return rs;
-        return ChainedWork.then(rs, () -> {
+        return acrossHosts.then(rs, () -> {
             beforeAllReduce.run();
             return wire == GradWire.BF16 ? replicas.allReduceBf16WireAsync(out, count, ReduceOp.AVG)
                     : replicas.allReduceAsync(out, count, DType.FLOAT32, ReduceOp.AVG);
