@@ -107,7 +107,7 @@ fi
 if [ "$PART" = sharding ]; then
 ACCUM=${GRAD_ACCUM:-1}
 WARM=6
-echo "== sharding strategies, small, 2 hosts x 2 ranks, links shaped to $RATE, global batch 8, grad accum $ACCUM"
+echo "== sharding strategies, small, 2 hosts x 2 ranks, links shaped to $RATE, global batch $((8 * ACCUM)) (8 rows x $ACCUM micro-steps)"
 echo "   (tokens/s: median step after $WARM warm-up steps; inter-host bytes: both hosts' eth0 tx per step, over $STEPS steps)"
 TRAIN=(train --threads 1 --preset small --eval-interval 0 --eval-batches 1 --sample-tokens 0 --grad-accum "$ACCUM"
        --data-max-bytes 3000000 --no-progress --peak-gflops 100)

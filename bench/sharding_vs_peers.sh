@@ -5,7 +5,7 @@
 #   ROUNDS rounds, then PyTorch 1.13 DDP (gloo) on the same model and batch, and PyTorch 1.13 FSDP if it runs here.
 # Prints each run's median step time, tokens/s, exposed communication and bytes/param per rank, and ZeRO-3 / DDP.
 #
-# Not here yet (issue 14): HSDP across emulated hosts and hierarchical vs flat collectives per sharding strategy.
+# Across emulated hosts (HSDP against ZeRO-3, inter-host bytes per step): PART=sharding bench/multihost_vs_peers.sh.
 #
 # usage: bench/sharding_vs_peers.sh [STEPS=12] [ROUNDS=2]     needs: ./jtrain built; JTRAIN_PEERS_DIR (gpt_bench.py, env.sh)
 set -euo pipefail
