@@ -5,8 +5,9 @@
 #      bound t = 2(H-1)/H * S / R (H hosts, S bytes, R link rate) beside them;
 #   2. DDP `small` (6L/6H/384, T 256, byte vocab, global batch 8), tokens/s: jtrain across 2 hosts x 1 rank (fp32 and
 #      --grad-wire bf16), jtrain on 1 host x 2 ranks, PyTorch DDP gloo across the same 2 hosts;
-#   3. (PART=gather) all-gather and reduce-scatter, 2 hosts x 2 ranks, at 4 KiB and 64 MiB: jtrain's flat ring and its
-#      hierarchical form forced (JTRAIN_ALGO), and what the cost model picks by itself.
+#   3. (PART=gather) all-reduce, all-gather and reduce-scatter, 2 hosts x 2 ranks, at 4 KiB and 64 MiB: jtrain's flat ring and its
+#      hierarchical form forced (JTRAIN_ALGO), and what the cost model picks by itself. SIZES and ITERS override
+#      the sizes and the 10 timed iterations (small messages on these shared cores need hundreds).
 #   4. (PART=sharding) `small` on 2 hosts x 2 ranks, global batch 8 (GRAD_ACCUM micro-steps, default 1): DDP, ZeRO-1,
 #      HSDP ZeRO-1, ZeRO-3 and HSDP ZeRO-3 (--shard-within host): tokens/s, and the bytes the hosts' links carry per
 #      step, read from the hosts' eth0 tx counters (frames, so TCP/IP headers included) and differenced between a
@@ -26,6 +27,9 @@ PART=${PART:-all}
 PEERS=${JTRAIN_PEERS_DIR:-}
 [ -n "$PEERS" ] && [ -f "$PEERS/env.sh" ] || { echo "multihost_vs_peers: set JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py)" >&2; exit 2; }
 HOSTS=$ROOT/test/hosts/hosts.sh
+# Each emulated host runs on its own share of the cores (host 1 on CPU 0, host 2 on CPU 1), as separate machines
+# would: processes see their host's CPU count and spin or yield accordingly (JT_HOST_CPUS=shared to compare).
+export JT_HOST_CPUS=${JT_HOST_CPUS:-split}
 "$HOSTS" check >/dev/null || { echo "multihost_vs_peers: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
 "$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
 # shellcheck disable=SC1091
@@ -83,22 +87,22 @@ for wire in fp32 bf16; do
   two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
   echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl")"
 done
-"$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
-echo "   jtrain DDP 1 host x 2 ranks: $(tokens "$OUT/one/metrics.jsonl")"
+JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
+echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
 GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
   --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
 fi
 
 if [ "$PART" = gather ]; then
-echo "== all-gather and reduce-scatter, 2 hosts x 2 ranks, links shaped to $RATE (sizes: the whole gathered buffer)"
-for op in all_gather reduce_scatter; do
+echo "== all-reduce, all-gather and reduce-scatter, 2 hosts x 2 ranks, links shaped to $RATE (sizes: the whole buffer)"
+for op in all_reduce all_gather reduce_scatter; do
   key=${op//_/}
   for algo in ring hierarchical auto; do
     echo "-- $op, $algo"
     if [ "$algo" = auto ]; then
-      two_hosts 2 "${JT[@]}" bench comm --op "$op" --sizes 4K,64M --iters 10 | grep -E "size|^ *[0-9]" | sed 's/^/   /'
+      two_hosts 2 "${JT[@]}" bench comm --op "$op" --sizes "${SIZES:-4K,64M}" --iters "${ITERS:-10}" | grep -E "size|^ *[0-9]" | sed 's/^/   /'
     else
-      two_hosts 2 env "JTRAIN_ALGO=$key:$algo" "${JT[@]}" bench comm --op "$op" --sizes 4K,64M --iters 10 | grep -E "size|^ *[0-9]" | sed 's/^/   /'
+      two_hosts 2 env "JTRAIN_ALGO=$key:$algo" "${JT[@]}" bench comm --op "$op" --sizes "${SIZES:-4K,64M}" --iters "${ITERS:-10}" | grep -E "size|^ *[0-9]" | sed 's/^/   /'
     fi
   done
 done

@@ -62,6 +62,8 @@ usage: hosts.sh COMMAND [ARGS]
   down                    kill every process on the hosts and in the switch, delete the namespaces,
                           remove the state dir ($STATE); idempotent, safe after a partial up or crash
 environment: JTRAIN_HOSTS_STATE (state dir, default /tmp/jtrain-hosts), JT_HOSTS_TIMEOUT (s, default 20),
+             JT_HOST_CPUS=split (exec pins host K's commands to its own share of the CPUs, as separate machines
+             would have; default shared: every host may use every CPU),
              JT_QUIET=1 (no progress messages on stderr),
              JT_TBF_BURST_US, JT_TBF_MIN_BURST, JT_TBF_LATENCY (tbf tuning)
 EOF
@@ -351,9 +353,23 @@ cmd_exec() {
   (($# > 0)) || die "usage: hosts.sh exec K CMD [ARGS...]"
   host_arg "$k"
   local pid; pid=$(keeper_pid "$k")
+  local pin=()
+  if [[ ${JT_HOST_CPUS:-shared} == split ]]; then pin=(taskset -c "$(host_cpus "$k")"); fi
   # nsenter execs CMD (no fork): the caller's pid, stdio, signals and exit status are CMD's own.
   # Entering a mount ns resets the cwd to its root, hence --wd (the file system is the same).
-  exec nsenter -t "$pid" --net --uts --mount --wd="$PWD" -- "$@"
+  exec nsenter -t "$pid" --net --uts --mount --wd="$PWD" -- "${pin[@]}" "$@"
+}
+
+# host_cpus K: host K's share of this machine's CPUs under JT_HOST_CPUS=split, e.g. "0" and "1" for 2 hosts on 2
+# CPUs (hosts beyond the CPU count share them round-robin). Real hosts do not share cores: with the split, a JVM
+# sees its host's CPUs (availableProcessors follows the affinity), so its spin/yield choices and thread counts are
+# the ones it would make on its own machine.
+host_cpus() {
+  local k=$1 n c per
+  n=$(num_hosts); c=$(nproc --all)
+  if ((c < n)); then echo $(((k - 1) % c)); return; fi
+  per=$((c / n))
+  echo "$(((k - 1) * per))-$((k * per - 1))"
 }
 
 cmd_kill() {

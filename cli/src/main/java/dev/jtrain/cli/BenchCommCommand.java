@@ -40,7 +40,7 @@ final class BenchCommCommand implements Callable<Integer> {
     @Option(names = "--algo", description = "Force an algorithm for this op (e.g. ring, halvingdoubling, doubletree, tree, naive, "
             + "chain, binomial, recursivedoubling, recursivehalving), or a full JTRAIN_ALGO spec like allreduce:ring.")
     String algo;
-    @Option(names = "--transport", defaultValue = "auto", description = "auto, shm or tcp (sets JTRAIN_TRANSPORT; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--transport", description = "auto, shm or tcp (sets JTRAIN_TRANSPORT; default: auto).")
     String transport;
     @Option(names = "--chunk-bytes", description = "Pipelining chunk of the algorithms (sets JTRAIN_CHUNK_BYTES).")
     Long chunkBytes;
@@ -56,7 +56,12 @@ final class BenchCommCommand implements Callable<Integer> {
         BenchConfig config = new BenchConfig(op, BenchConfig.parseSizes(sizes), iters, warmup); // validate before starting JVMs
         if (ClusterEngines.rankLayout(EngineEnv.current()).isPresent()) {
             // started as one rank of many (srun, mpirun, jtrain launch across hosts): run here; rank 0 prints. The
-            // algorithm, transport and chunk flags apply only when this command starts the ranks itself.
+            // algorithm, transport and chunk flags apply only when this command starts the ranks itself: the group
+            // was configured from the environment every rank was given, so say so rather than ignore them.
+            if (algo != null || transport != null || chunkBytes != null)
+                throw new IllegalArgumentException("--algo, --transport and --chunk-bytes apply when bench comm starts the ranks"
+                        + " itself; started by a launcher or an engine, give every rank the environment instead: JTRAIN_ALGO="
+                        + config.op().replace("_", "") + ":ALGO, JTRAIN_TRANSPORT, JTRAIN_CHUNK_BYTES");
             List<String> args = new ArrayList<>(List.of("--op", config.op(), "--sizes", sizes, "--iters", Integer.toString(iters),
                     "--warmup", Integer.toString(warmup)));
             if (json) args.add("--json");
@@ -70,7 +75,7 @@ final class BenchCommCommand implements Callable<Integer> {
                     "--report-file", report.toString())));
             if (json) cmd.add("--json");
             Map<String, String> env = new HashMap<>();
-            env.put("JTRAIN_TRANSPORT", transport);
+            env.put("JTRAIN_TRANSPORT", transport == null ? "auto" : transport);
             if (algo != null) env.put("JTRAIN_ALGO", algo.contains(":") ? algo : config.op().replace("_", "") + ":" + algo);
             if (chunkBytes != null) env.put("JTRAIN_CHUNK_BYTES", Long.toString(chunkBytes));
             var options = new LaunchOptions(nproc, 1, 0, "127.0.0.1", 0, 0, null, 0, cmd);
