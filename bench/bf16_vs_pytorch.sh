@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bf16 beside PyTorch on this CPU, each pair in one run (these machines are noisy: compare the ratios):
 #   gemm   bf16 GEMM GFLOP/s at 1024^3 and 2048^3, 1 and 2 threads: jtrain (MatmulBenchmark --dtype bf16, the
-#          AVX512_BF16 kernel) against torch.mm on bfloat16 tensors (oneDNN), alternating per thread count;
+#          AVX512_BF16 kernel, fp32 A and B rounded as they are packed) against torch.mm on bfloat16 tensors
+#          (oneDNN), and against torch.mm on fp32 tensors under autocast (bench/bf16_mm_autocast.py: the casts timed
+#          too, as a training step pays them), alternating per thread count;
 #   gpt2   GPT-2 124M shape (12L/12H/768, T 256, batch 4, vocab 50304), 1 process x 2 threads: jtrain
 #          `bench train --precision bf16` (and fp32) against PyTorch 1.13 with torch.autocast("cpu", bfloat16) (and
 #          fp32), with the activation memory each keeps for backward in both precisions
@@ -31,17 +33,22 @@ for part in "${PARTS[@]}"; do
 case "$part" in
 gemm)
   echo "== bf16 GEMM (C = A*B, square), jtrain against torch.mm bf16 (oneDNN)"
-  declare -A JT PT
+  declare -A JT PT AC
   for t in 1 2; do
     for n in 1024 2048; do
       JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
     done
     out=$(OMP_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" bf16 2>/dev/null)
     for n in 1024 2048; do PT[$t,$n]=$(grep "torch.mm bf16 *n=$n:" <<< "$out" | awk '{print $4}'); done
+    out=$(OMP_NUM_THREADS=$t "$PY" "$ROOT/bench/bf16_mm_autocast.py" "$t" 2>/dev/null)
+    for n in 1024 2048; do AC[$t,$n]=$(grep "autocast mm n=$n:" <<< "$out" | awk '{print $4}'); done
   done
-  printf "%6s %7s %14s %15s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio
+  echo "   (PyTorch: torch.mm on bf16 tensors; autocast: torch.mm on fp32 tensors under torch.autocast, casts included,"
+  echo "    as jtrain's GEMM, which takes fp32 A and B and rounds them as it packs)"
+  printf "%6s %7s %14s %15s %7s %16s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio "autocast GFLOP/s" ratio
   for t in 1 2; do for n in 1024 2048; do
-    printf "%6d %7d %14s %15s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")"
+    printf "%6d %7d %14s %15s %7s %16s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" \
+      "${AC[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")"
   done; done
   ;;
 gpt2)
