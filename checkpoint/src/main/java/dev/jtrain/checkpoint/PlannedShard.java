@@ -7,7 +7,8 @@ import java.util.Arrays;
  * flattening of item {@code item} (global shape {@code shape}, element type {@code dtype}).
  *
  * @param item       {@code <state key>/<tensor name>}, e.g. {@code model/transformer.wte.weight}
- * @param replicated every data-parallel rank holds identical values (one copy need be written)
+ * @param replicated other ranks hold identical values of this range (all of them under DDP, one per host under hybrid
+ *                   sharding): one copy is written, by the least loaded holder
  */
 public record PlannedShard(String item, long[] shape, String dtype, long offset, long length, boolean replicated) {
     public PlannedShard {

@@ -321,7 +321,9 @@ final class TrainCommand implements Callable<Integer> {
                 cfg.nLayer(), cfg.nHead(), cfg.nEmbd(), cfg.blockSize(), cfg.vocabSize(), cfg.paddedVocabSize(),
                 model.parameterCount(), tc.batchSize(), cfg.blockSize(), tc.gradAccum(), world, Parallel.threads(),
                 (world == 1 ? "single process" : zero == 0 ? "DDP" : "ZeRO-" + zero
-                        + (shardScope() == ShardScope.HOST ? " sharded within each host, replicated across hosts (HSDP)" : ""))
+                        + (shardScope() != ShardScope.HOST ? "" : pg != null && pg.topology().spansHosts()
+                        ? " sharded within each host, replicated across hosts (HSDP)"
+                        : " (--shard-within host on one host: sharded across all ranks)"))
                         + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""),
                 tc.precision() == Precision.BF16 ? "bf16 matmuls, fp32 master weights" : "fp32", peak / 1e9);
         if (pg != null) {

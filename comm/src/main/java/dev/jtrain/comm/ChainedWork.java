@@ -3,6 +3,9 @@ package dev.jtrain.comm;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -42,7 +45,8 @@ public final class ChainedWork implements Work {
         try {
             second.complete(next.get());
         } catch (RuntimeException | Error t) {
-            second.completeExceptionally(t);
+            second.completeExceptionally(t instanceof CommException ce ? ce
+                    : new CommException(first.description() + " then: issuing the next operation failed: " + t, t));
         }
     }
 
@@ -94,16 +98,28 @@ public final class ChainedWork implements Work {
 
     @Override
     public void waitFor(long timeoutMs) {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         first.waitFor(timeoutMs);
-        joinSecond().waitFor(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+        Work s;
+        try {
+            s = second.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new CommTimeoutException(description() + ": not completed within waitFor(" + timeoutMs + " ms): the next"
+                    + " operation waits for earlier ones of its sequence; it is still running");
+        } catch (ExecutionException e) {
+            throw (CommException) e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CommException(description() + ": interrupted while waiting", e);
+        }
+        s.waitFor(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     }
 
     private Work joinSecond() {
         try {
             return second.join();
         } catch (CompletionException e) {
-            throw new CommException(description() + ": issuing the second operation failed: " + e.getCause(), e.getCause());
+            throw (CommException) e.getCause();
         }
     }
 
@@ -111,6 +127,13 @@ public final class ChainedWork implements Work {
     public CommException exception() {
         CommException e = first.exception();
         if (e != null) return e;
+        if (second.isCompletedExceptionally()) {
+            try {
+                second.join();
+            } catch (CompletionException x) {
+                return (CommException) x.getCause();
+            }
+        }
         Work s = secondOrNull();
         return s == null ? null : s.exception();
     }

@@ -13,8 +13,9 @@ import java.util.List;
  * shard, so the slow links carry 2·(H-1)/H·Ψ/L per rank and step, not the gathers of every parameter.
  *
  * <p>Every host must have the same number of ranks, so that the rails line up (local index i exists on every host).
- * Group ranks follow the world order: host rank i is the i-th lowest world rank on the host, rail rank h the rank on
- * the h-th host.
+ * Sub-group ranks follow the split group's order: a rank's host rank is its local index (the i-th lowest group rank
+ * on its host holds shard i under hybrid sharding, and so does every member of its rail), and rail ranks are in
+ * ascending group rank, which is host order only when ranks are placed host by host.
  *
  * @param host ranks on this rank's host (the whole group when it runs on one host)
  * @param rail ranks holding this rank's local index across hosts (only this rank on one host)

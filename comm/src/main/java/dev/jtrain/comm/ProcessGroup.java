@@ -98,6 +98,8 @@ public final class ProcessGroup implements AutoCloseable {
     /** Topology plus per-class figures, what the selector prices algorithms on; set once both are known. */
     private volatile Fabric fabric;
     private final List<AutoCloseable> alsoClose = new CopyOnWriteArrayList<>();
+    /** Groups made by {@link #newGroup}: an abort reaches them too, since their work waits on the same peers. */
+    private final List<ProcessGroup> subGroups = new CopyOnWriteArrayList<>();
 
     private ProcessGroup(Transport transport, boolean ownsTransport, int groupId, int[] worldRanks, ProcessGroupOptions options) {
         this.transport = transport;
@@ -539,6 +541,7 @@ public final class ProcessGroup implements AutoCloseable {
             g.useChunk(m);
         }
         g.nameHostsInErrors();
+        subGroups.add(g);
         return Optional.of(g);
     }
 
@@ -546,11 +549,13 @@ public final class ProcessGroup implements AutoCloseable {
      * Declares the group unusable because of {@code why} (e.g. a hung peer found by the heartbeat): the operation now
      * running fails at once with it, and so does every later one. After {@code closeLinksAfterMs} the world group
      * closes its transport, which is what makes a call blocked on the silent peer return (and what the other ranks
-     * see as this rank leaving: the grace lets them learn the cause first, so their errors name it too). Like NCCL's
-     * communicator abort: the group must then be closed and the job restarted.
+     * see as this rank leaving: the grace lets them learn the cause first, so their errors name it too). Sub-groups
+     * made by {@link #newGroup} are aborted with the same cause. Like NCCL's communicator abort: the group must then
+     * be closed and the job restarted.
      */
     public void abort(CommException why, long closeLinksAfterMs) {
         engine.abort(why);
+        for (ProcessGroup g : subGroups) g.abort(why, 0); // they share this transport: closing it is this group's
         if (!ownsTransport) return;
         if (closeLinksAfterMs <= 0) transport.close();
         else Thread.ofPlatform().daemon().name("jtrain-abort-" + rank()).start(() -> {

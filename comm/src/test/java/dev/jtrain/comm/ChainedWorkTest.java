@@ -89,4 +89,36 @@ class ChainedWorkTest {
         w.succeed();
         return w;
     }
+
+    /** waitFor(timeout) bounds the whole chain, the wait for an earlier chain of the sequence included. */
+    @Test
+    @Timeout(10)
+    void waitForWithATimeoutBoundsTheWaitForEarlierChains() {
+        ChainedWork.Sequence seq = new ChainedWork.Sequence();
+        CommWork a = new CommWork("a", null), b = new CommWork("b", null);
+        seq.then(a, () -> done("a2"));
+        Work wb = seq.then(b, () -> done("b2"));
+        b.succeed(); // b's own first step is done, but a's is not: b's second may not be issued yet
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> wb.waitFor(200)).isInstanceOf(CommTimeoutException.class).hasMessageContaining("200 ms");
+        assertThat((System.nanoTime() - t0) / 1e6).isBetween(150.0, 2_000.0);
+        a.succeed();
+        wb.waitFor(1_000);
+        assertThat(wb.isSuccess()).isTrue();
+    }
+
+    /** A next operation that cannot be issued fails the chain with a CommException naming the first. */
+    @Test
+    @Timeout(10)
+    void aNextOperationThatCannotBeIssuedFailsTheChainWithACommException() {
+        CommWork first = new CommWork("rank 0 reduceScatter #5", null);
+        Work chain = ChainedWork.then(first, () -> { throw new IllegalStateException("group closed"); });
+        first.succeed();
+        assertThat(chain.isCompleted()).isTrue();
+        assertThat(chain.isSuccess()).isFalse();
+        assertThat(chain.exception()).isInstanceOf(CommException.class).hasMessageContaining("reduceScatter #5")
+                .hasMessageContaining("group closed");
+        assertThatThrownBy(chain::waitFor).isInstanceOf(CommException.class).hasMessageContaining("group closed");
+        assertThatThrownBy(() -> chain.waitFor(100)).isInstanceOf(CommException.class).hasMessageContaining("group closed");
+    }
 }

@@ -31,6 +31,7 @@ class HostGroupsTest {
             int[] mine = t.ranksOn(t.hostOf(me));
             assertThat(g.host().size()).isEqualTo(mine.length);
             assertThat(g.host().worldRank(g.host().rank())).isEqualTo(me);
+            assertThat(g.host().rank()).as("host rank = local index: the shard this rank holds").isEqualTo(t.localIndex(me));
             assertThat(g.rail().size()).isEqualTo(t.hosts());
             assertThat(g.spansHosts()).isTrue();
             // the host group sums the ranks of my host; the rail the ranks with my local index on every host

@@ -52,4 +52,31 @@ class SubGroupTest {
             sub.close();
         });
     }
+
+    /**
+     * Aborting a group (what the heartbeat does on a hung peer) fails its sub-groups' running work at once with the
+     * same cause, not later with "transport closed" naming a neighbour.
+     */
+    @Test
+    @Timeout(30)
+    void anAbortReachesSubGroupsWithItsCause() throws Exception {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options(), 20_000, world -> {
+            ProcessGroup sub = world.newGroup(new int[] {0, 1}).orElseThrow();
+            if (world.rank() == 1) { // never joins the all-reduce: rank 0's waits until the abort
+                done.await();
+                return;
+            }
+            Work w = sub.allReduceAsync(new float[] {1}, 0, 1, ReduceOp.SUM);
+            long t0 = System.nanoTime();
+            world.abort(new CommException("rank 1 on host h1 sent no heartbeat for 4.0 s"), 60_000);
+            try {
+                org.assertj.core.api.Assertions.assertThatThrownBy(w::waitFor).isInstanceOf(CommException.class)
+                        .hasMessageContaining("no heartbeat");
+                assertThat((System.nanoTime() - t0) / 1e9).as("seconds until the sub-group's work failed").isLessThan(5.0);
+            } finally {
+                done.countDown();
+            }
+        });
+    }
 }

@@ -74,6 +74,8 @@ public final class FullyShardedDataParallel implements DataParallel {
         float[] gathered, gathering;
         Work gather;
         float[] gradFull;
+        /** Hybrid sharding: this step reduced some of u's gradient within the host only, not yet across hosts. */
+        boolean hostOnly;
 
         Unit(int index, List<FlatParameters.Slot> slots, int stateBase) {
             this.index = index;
@@ -255,6 +257,21 @@ public final class FullyShardedDataParallel implements DataParallel {
         return waited;
     }
 
+    /**
+     * A gather prefetched for a unit that then did not run (a branch not taken) would hand the next step parameters
+     * from before this step's update: it is waited for (every rank issued it) and dropped. Returns nanoseconds waited.
+     */
+    private long dropPrefetch(Unit u) {
+        if (u.gathering == null) return 0;
+        long t0 = System.nanoTime();
+        u.gather.waitFor();
+        give(u.gathering);
+        u.gathering = null;
+        u.gather = null;
+        gatheredUnits--;
+        return System.nanoTime() - t0;
+    }
+
     private void reshard(Unit u) {
         if (unsharded || u.gathered == null) return;
         for (FlatParameters.Slot s : u.slots) s.param().pointAt(RESHARDED, 0);
@@ -290,8 +307,9 @@ public final class FullyShardedDataParallel implements DataParallel {
         if (acrossHosts) completeEarlierOf(u);
         Work w = acrossHosts
                 ? groups.reduceScatterAverage(in, out, u.shard, options.gradWire(),
-                        () -> VectorOps.add(buf, world * u.shard, u.grad, 0, buf, world * u.shard, u.shard))
+                        () -> VectorOps.addOnCallingThread(buf, world * u.shard, u.grad, 0, buf, world * u.shard, u.shard))
                 : groups.reduceScatterWithinShardGroup(in, out, u.shard, options.gradWire());
+        u.hostOnly = groups.replicated() && !acrossHosts;
         w.future().whenComplete((x, e) -> trace.end(name));
         inFlight.add(new Pending(w, buf, u, acrossHosts));
     }
@@ -339,9 +357,11 @@ public final class FullyShardedDataParallel implements DataParallel {
         free.computeIfAbsent(buf.length, k -> new ArrayDeque<>()).push(buf);
     }
 
-    @Override public int rank() { return rank; }
+    /** This rank in the job (under hybrid sharding its shard index is its rank within the host). */
+    @Override public int rank() { return job.rank(); }
 
-    @Override public int worldSize() { return world; }
+    /** Ranks in the job (under hybrid sharding each holds 1/N of a host's replica, N the ranks per host). */
+    @Override public int worldSize() { return job.size(); }
 
     @Override
     public void zeroGrad() {
@@ -361,10 +381,21 @@ public final class FullyShardedDataParallel implements DataParallel {
         for (Unit u : units) { // a unit whose input marker never ran (an input that needs no gradient)
             launchReduceScatter(u);
             reshard(u);
+            exposed += dropPrefetch(u);
         }
         launchReduceScatter(root);
         long waited = exposed;
         while (!inFlight.isEmpty()) waited += complete(inFlight.poll());
+        // A unit whose backward ran in an earlier micro-step but not in the last (a branch not taken) has reduced only
+        // within its host: its hosts' averages are averaged now, in unit order on every rank, after every chained
+        // all-reduce above has been issued and completed.
+        for (Unit u : units) {
+            if (!u.hostOnly) continue;
+            long t0 = System.nanoTime();
+            groups.averageAcrossHosts(u.grad, u.shard, options.gradWire());
+            waited += System.nanoTime() - t0;
+            u.hostOnly = false;
+        }
         exposed = 0;
         return waited;
     }
@@ -416,6 +447,9 @@ public final class FullyShardedDataParallel implements DataParallel {
     }
 
     @Override public float average(float value) { return ParameterSync.average(job, value); }
+
+    /** Closes the host and rail groups hybrid sharding made (the job's group stays the caller's). */
+    @Override public void close() { groups.close(); }
 
     @Override public long lastStepCommNanos() { return lastStepComm; }
 

@@ -58,6 +58,24 @@ record ShardGroups(ProcessGroup shard, ProcessGroup replicas, ChainedWork.Sequen
         });
     }
 
+    /**
+     * Averages {@code count} floats of {@code shard} across the replicas (blocking); nothing without them. For
+     * gradients that were reduced within the host only.
+     */
+    void averageAcrossHosts(float[] shard, int count, GradWire wire) {
+        if (replicas == null) return;
+        MemorySegment s = MemorySegment.ofArray(shard).asSlice(0, 4L * count);
+        if (wire == GradWire.BF16) replicas.allReduceBf16Wire(s, count, ReduceOp.AVG);
+        else replicas.allReduce(s, count, DType.FLOAT32, ReduceOp.AVG);
+    }
+
+    /** Closes the groups this made (none under {@link ShardScope#WORLD}: the shard group is then the caller's). */
+    void close() {
+        if (replicas == null) return;
+        replicas.close();
+        shard.close();
+    }
+
     /** The reduce-scatter (AVG) within the shard group alone: under hybrid sharding, the host's average. */
     Work reduceScatterWithinShardGroup(MemorySegment in, MemorySegment out, long count, GradWire wire) {
         return wire == GradWire.BF16 ? shard.reduceScatterBf16WireAsync(in, out, count, ReduceOp.AVG)

@@ -187,9 +187,10 @@ public final class ZeroOptimizer implements DataParallel {
         return waited;
     }
 
-    @Override public int rank() { return rank; }
+    /** This rank in the job (under hybrid sharding its shard index is its rank within the host). */
+    @Override public int rank() { return job.rank(); }
 
-    @Override public int worldSize() { return world; }
+    @Override public int worldSize() { return job.size(); }
 
     @Override
     public void zeroGrad() {
@@ -277,6 +278,9 @@ public final class ZeroOptimizer implements DataParallel {
     }
 
     @Override public float average(float value) { return ParameterSync.average(job, value); }
+
+    /** Closes the host and rail groups hybrid sharding made (the job's group stays the caller's). */
+    @Override public void close() { groups.close(); }
 
     @Override public long lastStepCommNanos() { return lastStepComm; }
 

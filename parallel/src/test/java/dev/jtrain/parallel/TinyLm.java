@@ -34,13 +34,15 @@ final class TinyLm extends Module implements ShardedModel {
     }
 
     private UnitHooks hooks;
+    /** Leaves the MLP branch out of the loss, as a branch not taken: units 0 and 1 get no gradient. */
+    boolean skipProj;
 
     /** Mean next-token loss of rows × time ids. Units for ZeRO-3: (ln, fc), (proj); the tied wte is the root. */
     Tensor loss(int[] x, int[] y, int rows, int time) {
         if (hooks != null) hooks.beforeForward(UnitHooks.ROOT);
         Tensor h = wte.forward(x, rows, time);
         Tensor a = UnitHooks.around(hooks, 0, h, t -> fc.forward(ln.forward(t)));
-        h = h.add(UnitHooks.around(hooks, 1, F.gelu(a), proj::forward));
+        if (!skipProj) h = h.add(UnitHooks.around(hooks, 1, F.gelu(a), proj::forward));
         return F.crossEntropy(F.linear(h, wte.weight, null).reshape(rows * time, vocab), y);
     }
 

@@ -26,6 +26,17 @@ public final class VectorOps {
         });
     }
 
+    /**
+     * As {@link #add}, on the calling thread alone: for a communication thread, which must not queue behind the
+     * training thread's kernels for the shared pool.
+     */
+    public static void addOnCallingThread(float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {
+        int i = 0, upper = S.loopBound(n);
+        for (; i < upper; i += S.length())
+            FloatVector.fromArray(S, a, ao + i).add(FloatVector.fromArray(S, b, bo + i)).intoArray(out, oo + i);
+        for (; i < n; i++) out[oo + i] = a[ao + i] + b[bo + i];
+    }
+
     /** out[i] = a[i] * b[i]. */
     public static void mul(float[] a, int ao, float[] b, int bo, float[] out, int oo, int n) {
         Parallel.forRange(n, GRAIN, (lo, hi) -> {

@@ -6,8 +6,9 @@ import java.util.Arrays;
  * This rank's piece of a logical fp32 tensor, as checkpointing and resharding see it: elements
  * [globalOffset, globalOffset + length) of the row-major flattening of a tensor of shape {@code globalShape}, held live
  * in {@code data[dataOffset, dataOffset + length)}. Flat ranges describe every layout jtrain has: a whole tensor
- * (single process), a replicated one (DDP parameters and optimizer state: {@code replicated} = every data-parallel rank
- * holds identical values, so one copy need be written), and ZeRO's bucket shards, which cut tensors at arbitrary
+ * (single process), a replicated one (DDP parameters and optimizer state: {@code replicated} = other ranks hold
+ * identical values of this same range, every data-parallel rank under DDP, one per host under hybrid sharding, so
+ * one copy need be written), and ZeRO's bucket shards, which cut tensors at arbitrary
  * element boundaries (as DCP's flat sharding of FSDP parameters does).
  *
  * <p>Loading writes into {@code data} in place, so the live model/optimizer buffers are updated without copies.
