@@ -2,6 +2,8 @@
 # the jar if needed, brings up 2 emulated hosts (torn down on exit), makes the run directory OUT (KEEP=1 keeps it), and
 # defines JT (the jtrain jar run as ./jtrain runs it) and steps_done RUN (step records in RUN/metrics.jsonl).
 HOSTS=$ROOT/test/hosts/hosts.sh
+# each emulated host on its own share of the CPUs, as separate machines (JT_HOST_CPUS=shared to compare)
+export JT_HOST_CPUS=${JT_HOST_CPUS:-split}
 "$HOSTS" check >/dev/null || { echo "$NAME: emulated hosts unavailable: $("$HOSTS" check)" >&2; exit 2; }
 "$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
 OUT=$(mktemp -d)
