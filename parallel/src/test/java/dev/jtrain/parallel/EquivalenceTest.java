@@ -109,7 +109,13 @@ class EquivalenceTest {
     }
 
     static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, boolean branchOff) throws Exception {
-        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withShardWithin(scope);
+        return runOnHosts(hostOf, stage, scope, trainingOffHost, branchOff, Precision.FP32, GradWire.FP32);
+    }
+
+    static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, boolean branchOff,
+                             Precision precision, GradWire wire) throws Exception {
+        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withShardWithin(scope)
+                .withGradWire(wire);
         int world = hostOf.length;
         AtomicLongArray offHost = new AtomicLongArray(Arrays.stream(hostOf).max().orElseThrow() + 1);
         List<Result> rs = LocalRanks.runOnHosts(hostOf, offHost, (rank, pg) -> {
@@ -118,7 +124,7 @@ class EquivalenceTest {
             DataParallel dp = DataParallel.create(flat, model, pg, o, null);
             pg.barrier(); // every send before this is counted by now (a send is counted when it is issued)
             long before = sum(offHost);
-            Result r = train(rank, world, dp, flat, model, Precision.FP32, branchOff);
+            Result r = train(rank, world, dp, flat, model, precision, branchOff);
             pg.barrier();
             if (rank == 0 && trainingOffHost != null) trainingOffHost.addAndGet(sum(offHost) - before);
             return r;
@@ -144,6 +150,30 @@ class EquivalenceTest {
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
         for (int i = 0; i < single.params().length; i++)
             assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
+    }
+
+    /**
+     * HSDP ZeRO-3 on 2 hosts × 2 in bf16 compute trains like one bf16 rank (4 ranks: the loss gradient's 1/rows scale
+     * rounds as one rank's does, so fp32 tolerances hold); with bf16 gradients on the wire, both the host reduce-scatter
+     * and the cross-host all-reduce round, within bf16's error, and every rank still ends with the same bits.
+     */
+    @org.junit.jupiter.api.Test
+    @Timeout(180)
+    void hybridShardingInBf16TrainsLikeOneBf16Rank() throws Exception {
+        TinyLm model = new TinyLm(VOCAB, DIM, 42);
+        FlatParameters flat = FlatParameters.of(model);
+        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.BF16);
+        int[] hosts = {0, 0, 1, 1};
+        Result compute = runOnHosts(hosts, 3, ShardScope.HOST, null, false, Precision.BF16, GradWire.FP32);
+        Result wire = runOnHosts(hosts, 3, ShardScope.HOST, null, false, Precision.BF16, GradWire.BF16);
+        for (int s = 0; s < STEPS; s++) {
+            assertThat(compute.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
+            assertThat(compute.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
+            assertThat(wire.gradNorms()[s]).as("bf16 wire: gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(0.01f * single.gradNorms()[s]));
+        }
+        for (int i = 0; i < single.params().length; i++)
+            assertThat(compute.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
+        assertThat(wire.params()).isNotEqualTo(compute.params());
     }
 
     static long sum(AtomicLongArray a) {
