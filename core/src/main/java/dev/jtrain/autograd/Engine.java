@@ -58,7 +58,8 @@ public final class Engine {
                 // and so does this node's hold on its input gradient: the step arena can reuse them at once.
                 for (int i = 0; i < inputGrads.length; i++) {
                     Tensor gi = inputGrads[i];
-                    if (gi != null && gi.data() != grad.data() && firstOccurrence(inputGrads, i)) StepArena.release(gi.data());
+                    if (gi != null && gi != Node.ACCUMULATED_IN_PLACE && gi.data() != grad.data() && firstOccurrence(inputGrads, i))
+                        StepArena.release(gi.data());
                 }
                 if (grad != null && grad != ACCUMULATED) StepArena.release(grad.data());
             }
@@ -68,6 +69,12 @@ public final class Engine {
     /** Adds g to the gradient pending for {@code node}, holding its storage (see {@link StepArena#retain}). */
     private static void hold(Map<Node, Tensor> pending, Node node, Tensor g) {
         Tensor prev = pending.get(node);
+        if (g == Node.ACCUMULATED_IN_PLACE) { // the node added it into the leaf's gradient itself
+            if (prev != null && prev != ACCUMULATED)
+                throw new IllegalStateException(node.name() + ": a contribution was added in place while another is held");
+            pending.put(node, ACCUMULATED);
+            return;
+        }
         if (node instanceof AccumulateGrad acc && (prev == null || prev == ACCUMULATED) && acc.accumulateNow(g)) {
             pending.put(node, ACCUMULATED);
             return;

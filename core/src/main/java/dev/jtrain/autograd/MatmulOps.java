@@ -138,9 +138,16 @@ final class MatmulOps {
                     }
                     if (needsGrad(1)) {
                         Tensor xs = sx.get();
-                        gw = Tensor.empty(outF, in);
-                        precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
-                                0f, gw.data(), 0, in);
+                        Tensor into = leafGradient(1); // dW added straight into W's gradient: no outF x in temporary
+                        if (into != null) {
+                            precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
+                                    1f, into.data(), into.offset(), in);
+                            gw = ACCUMULATED_IN_PLACE;
+                        } else {
+                            gw = Tensor.empty(outF, in);
+                            precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
+                                    0f, gw.data(), 0, in);
+                        }
                         sx.done(xs);
                     }
                     if (b != null && needsGrad(2)) {

@@ -38,6 +38,25 @@ public abstract class Node {
     protected abstract Tensor[] apply(Tensor gradOutput);
 
     /** True for input i when its gradient is needed (skip computing the rest). */
+    /**
+     * What a node returns for input {@code i} when it has added that input's gradient into the leaf's own gradient
+     * itself ({@link #leafGradient}): the engine then has nothing to hold or add for it.
+     */
+    static final Tensor ACCUMULATED_IN_PLACE = Tensor.scalar(0f);
+
+    /**
+     * The gradient of input {@code i} when that input is a leaf that already has one (contiguous, of its shape):
+     * the node may add its contribution straight into it and return {@link #ACCUMULATED_IN_PLACE}, instead of
+     * returning a new array the engine would add in and drop. Else null. This matches what the engine does with any
+     * contribution to such a leaf ({@link AccumulateGrad#accumulateNow}), so the two may mix in one backward. A
+     * linear layer's weight gradient is the one worth it: for a tied vocabulary x width head, one array that size.
+     */
+    protected final Tensor leafGradient(int i) {
+        if (!(next[i] instanceof AccumulateGrad acc)) return null;
+        Tensor g = acc.leaf().grad();
+        return g != null && g.isContiguous() && java.util.Arrays.equals(g.shape(), acc.leaf().shape()) ? g : null;
+    }
+
     protected final boolean needsGrad(int i) {
         return next[i] != null;
     }
