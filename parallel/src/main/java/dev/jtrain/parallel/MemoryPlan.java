@@ -13,8 +13,9 @@ import java.util.Locale;
  *   <li>{@code gathered}: ZeRO-3's full parameters and gradients in use, two units (the one running and the one
  *       prefetched) plus the root, which stays gathered for the step;</li>
  *   <li>{@code activations}: the caller's estimate for one micro-batch (what backward keeps plus the step's
- *       transients), plus the gradient of the largest parameter, which backward computes whole before adding it
- *       into the parameter's gradient (a tied vocabulary x width head: hundreds of MiB).</li>
+ *       transients); under ZeRO-2, which keeps no gradient buffer between steps, plus the gradient of the largest
+ *       parameter, which backward then computes whole on its own (a tied vocabulary x width head: hundreds of MiB).
+ *       The other stages have a gradient for every parameter, and a linear layer adds into it in place.</li>
  * </ul>
  * The rank needs {@link #peak()}: the larger of the build and the training step.
  */
@@ -39,7 +40,7 @@ public record MemoryPlan(int stage, int world, long parameters, long build, long
         long build = stage == 3 ? 4 * p + 4 * p / n : 8 * p;
         // gather and reduce-scatter buffers hold N + 1 shards: the full unit and this rank's own
         long gathered = stage == 3 ? 4 * (2 * 2 * largestUnit + 2 * root) * (n + 1) / n : 0;
-        return new MemoryPlan(stage, n, p, build, state, gathered, activations + 4 * largestParameter);
+        return new MemoryPlan(stage, n, p, build, state, gathered, activations + (stage == 2 ? 4 * largestParameter : 0));
     }
 
     /** Bytes this rank needs at its fullest. */
