@@ -29,15 +29,13 @@ public record HostGroups(ProcessGroup host, ProcessGroup rail) {
      */
     public static HostGroups split(ProcessGroup group) {
         HostTopology t = group.topology();
-        int local = t.ranksOn(0).length;
-        for (int h = 1; h < t.hosts(); h++) {
-            if (t.ranksOn(h).length != local) {
-                List<String> counts = new ArrayList<>();
-                for (int k = 0; k < t.hosts(); k++) counts.add(t.hostName(k) + ": " + t.ranksOn(k).length);
-                throw new IllegalArgumentException("rank " + group.rank() + ": cannot split the group by host, the hosts run"
-                        + " different numbers of ranks (" + String.join(", ", counts) + "); hybrid sharding needs the same"
-                        + " number on every host (e.g. --nproc-per-node), or shard across the whole group instead");
-            }
+        int local = t.ranksPerHost();
+        if (local == 0) {
+            List<String> counts = new ArrayList<>();
+            for (int k = 0; k < t.hosts(); k++) counts.add(t.hostName(k) + ": " + t.ranksOn(k).length);
+            throw new IllegalArgumentException("rank " + group.rank() + ": cannot split the group by host, the hosts run"
+                    + " different numbers of ranks (" + String.join(", ", counts) + "); hybrid sharding needs the same"
+                    + " number on every host (e.g. --nproc-per-node), or shard across the whole group instead");
         }
         ProcessGroup host = null, rail = null;
         for (int h = 0; h < t.hosts(); h++) {
@@ -45,9 +43,7 @@ public record HostGroups(ProcessGroup host, ProcessGroup rail) {
             if (g.isPresent()) host = g.get();
         }
         for (int i = 0; i < local; i++) {
-            int[] members = new int[t.hosts()];
-            for (int h = 0; h < t.hosts(); h++) members[h] = t.ranksOn(h)[i];
-            var g = group.newGroup(members);
+            var g = group.newGroup(t.rail(i));
             if (g.isPresent()) rail = g.get();
         }
         group.closeAlso(rail);

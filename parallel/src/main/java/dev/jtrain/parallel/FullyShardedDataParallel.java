@@ -140,8 +140,7 @@ public final class FullyShardedDataParallel implements DataParallel {
         this.job = pg;
         this.options = options;
         this.trace = trace == null ? CommTrace.NONE : trace;
-        ParameterSync.verifyAndBroadcast(params, pg);
-        this.groups = ShardGroups.of(pg, options.shardWithin());
+        this.groups = ShardGroups.join(params, pg, options.shardWithin());
         this.pg = groups.shard();
         this.world = this.pg.size();
         this.rank = this.pg.rank();

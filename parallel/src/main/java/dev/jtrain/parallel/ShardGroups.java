@@ -6,6 +6,7 @@ import dev.jtrain.comm.HostGroups;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
+import dev.jtrain.nn.FlatParameters;
 
 import java.lang.foreign.MemorySegment;
 
@@ -23,6 +24,15 @@ import java.lang.foreign.MemorySegment;
  *                    every rank (null without replicas)
  */
 record ShardGroups(ProcessGroup shard, ProcessGroup replicas, ChainedWork.Sequence acrossHosts) {
+    /**
+     * Starts a sharded strategy on {@code job}: every rank takes rank 0's parameters (checked against its own), then
+     * the groups to shard and replicate across are made. Collective.
+     */
+    static ShardGroups join(FlatParameters params, ProcessGroup job, ShardScope scope) {
+        ParameterSync.verifyAndBroadcast(params, job);
+        return of(job, scope);
+    }
+
     static ShardGroups of(ProcessGroup group, ShardScope scope) {
         if (scope == ShardScope.WORLD || !group.topology().spansHosts()) return new ShardGroups(group, null, null);
         HostGroups g = HostGroups.split(group);

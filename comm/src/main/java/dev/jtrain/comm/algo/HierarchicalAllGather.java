@@ -43,7 +43,7 @@ public final class HierarchicalAllGather extends TwoLevel implements AllGatherAl
         long b = in.byteSize();
         MemorySegment.copy(in, 0, out, me * b, b);
         if (b == 0) return;
-        int[] rail = rail(t, i);
+        int[] rail = t.rail(i);
         int right = rail[(host + 1) % hosts], left = rail[(host - 1 + hosts) % hosts];
         for (int s = 0; s < hosts - 1; s++) {
             int send = rail[Math.floorMod(host - s, hosts)], recv = rail[Math.floorMod(host - s - 1, hosts)];

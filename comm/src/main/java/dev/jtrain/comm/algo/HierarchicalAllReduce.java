@@ -153,7 +153,7 @@ public final class HierarchicalAllReduce extends TwoLevel implements AllReduceAl
                         int ownedBlock, int local) {
         static Plan of(CollectiveContext c, HostTopology t, int local, MemorySegment buf, long count, int segments) {
             int me = c.rank(), i = t.localIndex(me), host = t.hostOf(me);
-            return new Plan(segments, count, buf, t.ranksOn(host), i, rail(t, i), host, RingPhases.ownedBlock(i, local), local);
+            return new Plan(segments, count, buf, t.ranksOn(host), i, t.rail(i), host, RingPhases.ownedBlock(i, local), local);
         }
 
         long segStart(int k) { return blockStart(count, segments, k); }

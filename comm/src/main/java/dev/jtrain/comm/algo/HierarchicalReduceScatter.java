@@ -52,7 +52,7 @@ public final class HierarchicalReduceScatter extends TwoLevel implements ReduceS
             int sendRail = Math.floorMod(i - s - 1, local), recvRail = Math.floorMod(i - s - 2, local);
             for (int h = 0; h < hosts; h++) step(c, acc, m, t.ranksOn(h)[sendRail], rightL, t.ranksOn(h)[recvRail], leftL, scratch);
         }
-        int[] rail = rail(t, i);
+        int[] rail = t.rail(i);
         int right = rail[(host + 1) % hosts], left = rail[(host - 1 + hosts) % hosts];
         for (int s = 0; s < hosts - 1; s++) // ends owning this rank's own block, summed over every host
             step(c, acc, m, rail[Math.floorMod(host - s - 1, hosts)], right, rail[Math.floorMod(host - s - 2, hosts)], left, scratch);

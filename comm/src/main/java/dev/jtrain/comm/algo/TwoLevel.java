@@ -32,24 +32,14 @@ abstract class TwoLevel implements Algorithm {
 
     /** Ranks per host when every host has the same number and there is more than one host, else 0. */
     static int ranksPerHost(HostTopology t) {
-        if (t == null || !t.spansHosts()) return 0;
-        int local = t.ranksOn(0).length;
-        for (int h = 1; h < t.hosts(); h++) if (t.ranksOn(h).length != local) return 0;
-        return local;
-    }
-
-    /** The rank with local index {@code i} on every host, in host order. */
-    static int[] rail(HostTopology t, int i) {
-        int[] rail = new int[t.hosts()];
-        for (int h = 0; h < rail.length; h++) rail[h] = t.ranksOn(h)[i];
-        return rail;
+        return t == null || !t.spansHosts() ? 0 : t.ranksPerHost();
     }
 
     /** For every rank, its right neighbour on its rail's ring (the same rank on the next host). */
     static int[] railSuccessors(HostTopology t, int local) {
         int[] next = new int[t.size()];
         for (int i = 0; i < local; i++) {
-            int[] rail = rail(t, i);
+            int[] rail = t.rail(i);
             for (int h = 0; h < rail.length; h++) next[rail[h]] = rail[(h + 1) % rail.length];
         }
         return next;

@@ -63,6 +63,20 @@ public record HostTopology(int[] hostOfRank, List<String> hostNames) {
         return IntStream.range(0, hostOfRank.length).filter(r -> hostOfRank[r] == host).toArray();
     }
 
+    /** Ranks on each host when every host has the same number, else 0. */
+    public int ranksPerHost() {
+        int local = ranksOn(0).length;
+        for (int h = 1; h < hosts(); h++) if (ranksOn(h).length != local) return 0;
+        return local;
+    }
+
+    /** The rank with local index {@code i} on every host, in host order: a rail (hosts with equal rank counts). */
+    public int[] rail(int i) {
+        int[] rail = new int[hosts()];
+        for (int h = 0; h < rail.length; h++) rail[h] = ranksOn(h)[i];
+        return rail;
+    }
+
     /** This rank's index among the ranks of its host. */
     public int localIndex(int rank) {
         int i = 0;
