@@ -4,7 +4,6 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The command line that starts {@code mainClass} in a new JVM like this one: same java executable, same JVM flags
@@ -13,9 +12,21 @@ import java.util.Optional;
 final class ChildJvm {
     /**
      * What a rank's JVM holds beside its heap: code, GC structures, thread stacks, the shared-memory rings it has
-     * touched and the off-heap buffers of collectives (bench/MEASUREMENTS.md, "Memory beside the heap").
+     * touched and the native buffers of collectives. GPT-2-large under ZeRO-3, 4 ranks: 0.57-0.60 GiB
+     * (bench/MEASUREMENTS.md, "Memory beside the heap").
      */
-    private static final long NON_HEAP_BYTES = 1L << 30;
+    private static final long NON_HEAP_BYTES = 5L << 27;
+
+    /** Of what the host has available, the part rank JVMs may take; the rest stays for the page cache and the launcher. */
+    private static final double HOST_SHARE = 0.95;
+
+    /**
+     * Old generation : young generation when the heap is sized here. A rank's weights, gradients and optimizer state
+     * live for the whole run, and ParallelGC's old generation is only two thirds of the heap by default (NewRatio=2):
+     * ZeRO-3 state that fits the heap would not fit there. The young generation holds a step's short-lived garbage,
+     * which the step arena keeps small.
+     */
+    static final int NEW_RATIO = 7;
 
     private ChildJvm() {}
 
@@ -24,24 +35,24 @@ final class ChildJvm {
     }
 
     /**
-     * As {@link #command(String, List)} for one of {@code ranksOnHost} JVMs started together on this host. A JVM's
-     * heap grows towards its maximum, a quarter of the machine by default, whatever the live data, so four or more
-     * of them together outgrow the machine and the kernel's OOM killer ends one (SIGKILL, no Java error). Unless the
-     * heap was set explicitly, each gets an equal share of what the host has available, less room for what a JVM
-     * holds beside its heap (and never more than the default).
+     * The heap flags for one of {@code ranksOnHost} rank JVMs started together on this host. A JVM's heap grows
+     * towards its maximum, a quarter of the machine by default, whatever the live data, so four or more of them
+     * together outgrow the machine and the kernel's OOM killer ends one (SIGKILL, no Java error). Unless the parent's
+     * {@code flags} set the heap, each rank gets an equal share of 95% of what the host has {@code available}, less
+     * {@link #NON_HEAP_BYTES}, at least 256 MiB and at most the parent's own maximum, with an old generation of
+     * {@link #NEW_RATIO}/({@link #NEW_RATIO} + 1) of it (unless the flags size the generations). None for a rank alone.
      */
-    /**
-     * The heap flag for one of {@code ranksOnHost} rank JVMs: none when the parent's {@code flags} set the heap or the
-     * rank is alone, else 90% of the host's {@code available} bytes over the ranks, less {@link #NON_HEAP_BYTES}, at
-     * least 256 MiB and at most the parent's own maximum.
-     */
-    static Optional<String> heapOption(List<String> flags, long available, int ranksOnHost, long parentMaxHeap) {
+    static List<String> heapOptions(List<String> flags, long available, int ranksOnHost, long parentMaxHeap) {
         boolean heapSet = flags.stream().anyMatch(f -> f.startsWith("-Xmx") || f.startsWith("-XX:MaxHeapSize")
                 || f.startsWith("-XX:MaxRAM"));
-        if (heapSet || ranksOnHost <= 1 || available <= 0) return Optional.empty();
-        long share = (long) (available * 0.9) / ranksOnHost - NON_HEAP_BYTES;
+        if (heapSet || ranksOnHost <= 1 || available <= 0) return List.of();
+        long share = (long) (available * HOST_SHARE) / ranksOnHost - NON_HEAP_BYTES;
         long heap = Math.min(parentMaxHeap, Math.max(256L << 20, share));
-        return Optional.of("-Xmx" + (heap >> 20) + "m");
+        List<String> out = new ArrayList<>(List.of("-Xmx" + (heap >> 20) + "m"));
+        boolean generationsSet = flags.stream().anyMatch(f -> f.startsWith("-Xmn") || f.startsWith("-XX:NewRatio")
+                || f.startsWith("-XX:NewSize") || f.startsWith("-XX:MaxNewSize"));
+        if (!generationsSet) out.add("-XX:NewRatio=" + NEW_RATIO);
+        return out;
     }
 
     static List<String> command(String mainClass, List<String> args, int ranksOnHost) {
@@ -49,7 +60,7 @@ final class ChildJvm {
         cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
         cmd.addAll(flags);
-        heapOption(flags, HostMemory.availableBytes(), ranksOnHost, Runtime.getRuntime().maxMemory()).ifPresent(cmd::add);
+        cmd.addAll(heapOptions(flags, HostMemory.availableBytes(), ranksOnHost, Runtime.getRuntime().maxMemory()));
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass);

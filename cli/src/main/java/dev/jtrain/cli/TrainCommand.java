@@ -258,7 +258,6 @@ final class TrainCommand implements Callable<Integer> {
         return new Data(source, train, val);
     }
 
-    /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */
     /**
      * Predicts, before the model exists, what this rank will hold ({@link MemoryPlan}) and refuses at once, with the
      * figures and the strategies that would fit, when that exceeds what the rank can use: its heap, and its share of
@@ -273,21 +272,16 @@ final class TrainCommand implements Callable<Integer> {
         if (pg != null) for (int r = 0; r < world; r++) if (r != pg.rank() && pg.topology().sameHost(pg.rank(), r)) local++;
         int shardRanks = shardScope() == ShardScope.HOST ? local : world; // hybrid sharding: a host holds a whole replica
         MemoryPlan plan = MemoryPlan.predict(zero, shardRanks, u.total(), u.block(), u.root(), u.largest(), activations);
-        long heap = Runtime.getRuntime().maxMemory();
-        long host = HostMemory.availableBytes();
-        // a collector needs room beyond the live data (ParallelGC's young generation): plan on 90% of the heap
-        long limit = (long) (0.9 * (host > 0 ? Math.min(heap, host / local) : heap));
-        String where = String.format(Locale.ROOT, "90%% of the smaller of heap %.2f GiB%s", heap / GIB, host > 0
-                ? String.format(Locale.ROOT, ", host %.2f GiB available / %d rank(s) on it", host / GIB, local) : "");
-        console.printf("memory per rank, predicted: %s; this rank can use %.2f GiB (%s)%n", plan.describe(), limit / GIB, where);
-        if (plan.peak() <= limit) return plan;
+        MemoryLimits limits = MemoryLimits.ofThisJvm(local);
+        console.printf("memory per rank, predicted: %s; this rank can use %s%n", plan.describe(), limits.describe());
+        if (limits.fits(plan)) return plan;
         List<String> fit = new ArrayList<>();
         for (int stage = 0; stage <= 3 && world > 1; stage++) {
             MemoryPlan other = MemoryPlan.predict(stage, stage == 0 ? world : shardRanks, u.total(), u.block(), u.root(), u.largest(), activations);
-            if (stage != zero && other.peak() <= limit) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
+            if (stage != zero && limits.fits(other)) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
         }
         throw new IllegalArgumentException(String.format(Locale.ROOT,
-                "this run will not fit: %s, but each rank can use %.2f GiB (%s). %s", plan.describe(), limit / GIB, where,
+                "this run will not fit: %s, but each rank can use %s. %s", plan.describe(), limits.describe(),
                 fit.isEmpty() ? "No ZeRO stage fits on " + world + " rank(s): use more ranks or hosts, "
                         + (s.activationCheckpointing ? "" : "--activation-checkpointing, ") + "a smaller "
                         + "--batch-size, or a larger heap (JAVA_TOOL_OPTIONS=-Xmx...) if the host has the memory."
@@ -295,6 +289,7 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     private static final double GIB = 1L << 30;
+
 
     /** Every rank's peak resident set after training, beside the prediction (collective). */
     private static void reportPeakRss(ProcessGroup pg, MemoryPlan plan, PrintStream console) {
@@ -310,6 +305,7 @@ final class TrainCommand implements Callable<Integer> {
                 : String.format(Locale.ROOT, " (predicted %.2f GiB of training state and activations)", plan.peak() / GIB));
     }
 
+    /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */
     private Gpt buildModel(TrainSettings s, Tokenizer tok) {
         return initFrom != null ? GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed) : new Gpt(s.modelConfig(tok.vocabSize()), s.seed);
     }
@@ -512,7 +508,8 @@ final class TrainCommand implements Callable<Integer> {
             Files.writeString(dir.resolve("sample.txt"), text, StandardCharsets.UTF_8);
             System.out.println("\n--- sample (temperature 0.8, top-k 40) ---\n" + text + "\n---");
         }
-        System.out.println("run directory: " + dir.toAbsolutePath() + " (metrics.jsonl, loss.png, model.safetensors, sample.txt)");
+        System.out.println("run directory: " + dir.toAbsolutePath() + " (metrics.jsonl, loss.png, model.safetensors"
+                + (s.sampleTokens > 0 ? ", sample.txt)" : ")"));
     }
 
     /** --bucket-mb: "auto" or a size in MiB. */

@@ -12,16 +12,18 @@ class ChildJvmTest {
 
     @Test
     void ranksOnOneHostSplitWhatItHasAvailable() {
-        // 4 ranks, 22 GiB available: 0.9 x 22 / 4 = 4.95 GiB, less 1 GiB beside the heap
-        assertThat(ChildJvm.heapOption(List.of("-XX:+UseParallelGC"), 22 * GIB, 4, 6 * GIB)).contains("-Xmx" + (long) ((22 * GIB * 0.9 / 4 - GIB) / (1 << 20)) + "m");
-        assertThat(ChildJvm.heapOption(List.of(), 22 * GIB, 2, 4 * GIB)).as("never more than the parent's own").contains("-Xmx4096m");
+        // 4 ranks, 22 GiB available: 0.95 x 22 / 4 = 5.23 GiB, less 0.625 GiB beside the heap; a large old generation
+        assertThat(ChildJvm.heapOptions(List.of("-XX:+UseParallelGC"), 22 * GIB, 4, 6 * GIB))
+                .containsExactly("-Xmx" + (long) ((22 * GIB * 0.95 / 4 - 0.625 * GIB) / (1 << 20)) + "m", "-XX:NewRatio=7");
+        assertThat(ChildJvm.heapOptions(List.of(), 22 * GIB, 2, 4 * GIB)).as("never more than the parent's own").contains("-Xmx4096m");
+        assertThat(ChildJvm.heapOptions(List.of("-Xmn512m"), 22 * GIB, 2, 4 * GIB)).as("generations sized by the user").containsExactly("-Xmx4096m");
     }
 
     @Test
     void anExplicitHeapOrASingleRankIsLeftAlone() {
-        assertThat(ChildJvm.heapOption(List.of("-Xmx2g"), 22 * GIB, 4, 6 * GIB)).isEmpty();
-        assertThat(ChildJvm.heapOption(List.of("-XX:MaxRAMPercentage=10"), 22 * GIB, 4, 6 * GIB)).isEmpty();
-        assertThat(ChildJvm.heapOption(List.of(), 22 * GIB, 1, 6 * GIB)).isEmpty();
-        assertThat(ChildJvm.heapOption(List.of(), -1, 4, 6 * GIB)).as("no /proc/meminfo").isEmpty();
+        assertThat(ChildJvm.heapOptions(List.of("-Xmx2g"), 22 * GIB, 4, 6 * GIB)).isEmpty();
+        assertThat(ChildJvm.heapOptions(List.of("-XX:MaxRAMPercentage=10"), 22 * GIB, 4, 6 * GIB)).isEmpty();
+        assertThat(ChildJvm.heapOptions(List.of(), 22 * GIB, 1, 6 * GIB)).isEmpty();
+        assertThat(ChildJvm.heapOptions(List.of(), -1, 4, 6 * GIB)).as("no /proc/meminfo").isEmpty();
     }
 }

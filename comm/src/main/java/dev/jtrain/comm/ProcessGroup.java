@@ -354,7 +354,10 @@ public final class ProcessGroup implements AutoCloseable {
 
     // ---------------------------------------------------------------- all-gather / reduce-scatter
 
-    /** Block r (countPerRank elements) of {@code out} receives {@code in} of rank r. */
+    /**
+     * Block r (countPerRank elements) of {@code out} receives {@code in} of rank r. {@code in} may be this rank's
+     * block of {@code out} (in place, as NCCL allows): every algorithm puts its own block first and sends from there.
+     */
     public Work allGatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { return allGather0(in, out, countPerRank, dtype, false); }
 
     private Work allGather0(MemorySegment in, MemorySegment out, long countPerRank, DType dtype, boolean blocking) {

@@ -98,6 +98,13 @@ class CollectivesMatchReferenceTest {
                 if (c == Collective.ALL_GATHER || r == root) {
                     for (int s = 0; s < p; s++) Values.assertEquals(what + " block " + s, d, out, (long) s * n, Values.asDoubles(in[s]), 0, n);
                 }
+                if (c == Collective.ALL_GATHER) { // in place: the input is this rank's block of the output (ZeRO-3's gathers)
+                    MemorySegment all = Values.allocate(d, total, nat);
+                    MemorySegment mine = all.asSlice(d.bytes(count) * r, d.bytes(count));
+                    mine.copyFrom(src);
+                    g.allGather(mine, all, count, d);
+                    for (int s = 0; s < p; s++) Values.assertEquals(what + " in place, block " + s, d, all, (long) s * n, Values.asDoubles(in[s]), 0, n);
+                }
             }
             case REDUCE_SCATTER -> {
                 MemorySegment src = Values.segment(d, in[r], nat);

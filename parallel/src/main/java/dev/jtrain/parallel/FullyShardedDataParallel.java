@@ -67,7 +67,7 @@ public final class FullyShardedDataParallel implements DataParallel {
         final List<FlatParameters.Slot> slots;
         final int[] at;
         final int shard;
-        final float[] param;
+        float[] param; // null once unshard() gathered the unit for good
         float[] grad;
         final List<Piece> pieces = new ArrayList<>();
         final int stateBase;
@@ -98,10 +98,18 @@ public final class FullyShardedDataParallel implements DataParallel {
                 Tensor t = s.param(); // wherever it lives: one flat buffer, or its own storage (FlatParameters.layoutOf)
                 System.arraycopy(t.data(), t.offset() + a - at[i], param, a - own0, z - a);
             }
+            // the unit's full parameters go as soon as its shard is taken: building the shards never needs more than
+            // the model as built plus one unit's shard (when each parameter has its own storage)
+            for (FlatParameters.Slot s : slots) s.param().pointAt(RESHARDED, 0);
         }
 
-        /** Floats of a gather or reduce-scatter buffer: N·S for the full unit, then S for this rank's shard. */
-        int bufferFloats() {
+        /** Floats of a gather buffer: the full unit, N·S, this rank's shard gathered in place at r·S. */
+        int gatherFloats() {
+            return world * shard;
+        }
+
+        /** Floats of a reduce-scatter buffer: N·S for the full unit's gradient, then S for the reduced shard. */
+        int reduceFloats() {
             return (world + 1) * shard;
         }
 
@@ -173,8 +181,7 @@ public final class FullyShardedDataParallel implements DataParallel {
         }
         root = new Unit(UnitHooks.ROOT, List.copyOf(rootSlots), base);
         base += root.shard;
-        // the full parameters go before anything else is allocated, so a rank never holds them and its shards' state
-        for (FlatParameters.Slot s : params.slots()) s.param().pointAt(RESHARDED, 0);
+        // the full parameters are gone before anything else is allocated, so a rank never holds them and its state
         params.dropBuffers();
         for (Unit u : allUnits()) u.grad = new float[u.shard];
         state = options.optimizer().newState(base);
@@ -226,13 +233,12 @@ public final class FullyShardedDataParallel implements DataParallel {
     /** Launches u's all-gather unless it is gathered or on its way (a prefetch). */
     private void launchGather(Unit u) {
         if (u.gathered != null || u.gathering != null || u.slots.isEmpty()) return;
-        float[] buf = take(u.bufferFloats());
-        System.arraycopy(u.param, 0, buf, world * u.shard, u.shard);
+        float[] buf = take(u.gatherFloats());
+        System.arraycopy(u.param, 0, buf, rank * u.shard, u.shard);
         MemorySegment all = MemorySegment.ofArray(buf);
         String name = "all_gather " + u.name();
         trace.begin(name, 4L * world * u.shard);
-        u.gather = pg.allGatherAsync(all.asSlice(4L * world * u.shard, 4L * u.shard), all.asSlice(0, 4L * world * u.shard),
-                u.shard, DType.FLOAT32);
+        u.gather = pg.allGatherAsync(all.asSlice(4L * rank * u.shard, 4L * u.shard), all, u.shard, DType.FLOAT32);
         u.gather.future().whenComplete((x, e) -> trace.end(name));
         u.gathering = buf;
         if (u != root) {
@@ -282,7 +288,7 @@ public final class FullyShardedDataParallel implements DataParallel {
     /** Gives u's parameters gradient views into one zeroed unit buffer, which autograd accumulates into. */
     private void pointGradients(Unit u) {
         if (u.gradFull != null || u.slots.isEmpty()) return;
-        u.gradFull = take(u.bufferFloats());
+        u.gradFull = take(u.reduceFloats());
         Arrays.fill(u.gradFull, 0, world * u.shard, 0f);
         for (int i = 0; i < u.slots.size(); i++) {
             Tensor p = u.slots.get(i).param();
@@ -440,7 +446,10 @@ public final class FullyShardedDataParallel implements DataParallel {
         for (int k = 0; k < state.length; k++) state[k] = null;
         for (Unit u : allUnits()) u.grad = null;
         free.clear();
-        for (Unit u : allUnits()) gathered(u);
+        for (Unit u : allUnits()) {
+            gathered(u);
+            u.param = null; // the gathered unit holds it: the model then takes 4 B/param, not 4 + 4/N
+        }
         model.setUnitHooks(null);
         unsharded = true;
     }
@@ -510,6 +519,7 @@ public final class FullyShardedDataParallel implements DataParallel {
 
         @Override
         public List<TensorShard> shards() {
+            if (unsharded) throw new IllegalStateException("ZeRO-3 state was dropped by unshard(); save checkpoints before it");
             List<TensorShard> out = new ArrayList<>();
             List<String> names = options.optimizer().stateNames();
             for (Unit u : allUnits()) {

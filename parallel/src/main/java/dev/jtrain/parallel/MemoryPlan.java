@@ -7,7 +7,8 @@ import java.util.Locale;
  * <ul>
  *   <li>{@code build}: while the model is built and laid out. Stages 0-2 move the parameters into one flat buffer
  *       beside one for gradients (8 B/param, the per-parameter arrays being collected as they move); ZeRO-3 takes its
- *       shards from the parameters where they are (4 B/param, plus the shards);</li>
+ *       shards from the parameters where they are and drops each unit's full parameters once its shard is taken
+ *       (4 B/param, plus one unit's shard);</li>
  *   <li>{@code state}: weights, gradients and optimizer state by the ZeRO paper's fp32 accounting (Rajbhandari et
  *       al. 2020): 16 Ψ (DDP), 8 Ψ + 8 Ψ/N, 4 Ψ + 12 Ψ/N, 16 Ψ/N;</li>
  *   <li>{@code gathered}: ZeRO-3's full parameters and gradients in use, two units (the one running and the one
@@ -37,10 +38,20 @@ public record MemoryPlan(int stage, int world, long parameters, long build, long
             case 3 -> 16 * p / n;
             default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1, 2 or 3: " + stage);
         };
-        long build = stage == 3 ? 4 * p + 4 * p / n : 8 * p;
-        // gather and reduce-scatter buffers hold N + 1 shards: the full unit and this rank's own
-        long gathered = stage == 3 ? 4 * (2 * 2 * largestUnit + 2 * root) * (n + 1) / n : 0;
+        // ZeRO-3 drops each unit's full parameters as soon as its shard is taken
+        long build = stage == 3 ? 4 * p + 4 * Math.max(largestUnit, root) / n : 8 * p;
+        // weights are gathered in place (N shards); a reduce-scatter buffer holds N + 1: the full gradient and the result
+        long inUse = 2 * largestUnit + root;
+        long gathered = stage == 3 ? 4 * inUse + 4 * inUse * (n + 1) / n : 0;
         return new MemoryPlan(stage, n, p, build, state, gathered, activations + (stage == 2 ? 4 * largestParameter : 0));
+    }
+
+    /**
+     * Bytes that stay allocated from step to step (the training state and ZeRO-3's pooled gather and reduce-scatter
+     * buffers): what a generational collector's old generation must hold.
+     */
+    public long longLived() {
+        return state + gathered;
     }
 
     /** Bytes this rank needs at its fullest. */

@@ -193,6 +193,30 @@ class FullyShardedTest {
                 .isCloseTo(MemoryReport.expectedBytesPerParameter(3, world), within(0.35));
     }
 
+    /** A unit's floats as FSDP lays them out and pads them for {@code world} shards (16-float alignment). */
+    private static long paddedUnit(List<Tensor> params, int world) {
+        long len = 0;
+        for (Tensor t : params) len = (len + t.numel() + 15) / 16 * 16;
+        long shard = ((len + world - 1) / world + 15) / 16 * 16;
+        return shard * world;
+    }
+
+    @Test
+    @Timeout(120)
+    void gatherAndReduceBuffersStayWithinThePlannedWorkingSet() throws Exception {
+        int world = 2;
+        DeepTinyLm model = new DeepTinyLm(5);
+        long unit = paddedUnit(model.units().getFirst(), world), root = paddedUnit(List.of(model.wte.weight), world);
+        MemoryPlan plan = MemoryPlan.predict(3, world, FlatParameters.of(model).parameterCount(), unit, root, 0, 0);
+        long pooled = trainSharded(world, 2).memory().stagingBytes();
+        // weights of two units and the root gathered in place (N shards each); the gradients of the root and of one
+        // or two units (a reduce-scatter still in flight) in buffers of N + 1 shards
+        long weights = 4 * (2 * unit + root);
+        assertThat(pooled).as("gather and reduce-scatter buffers after two steps")
+                .isIn(weights + 4 * (unit + root) * (world + 1) / world, weights + 4 * (2 * unit + root) * (world + 1) / world)
+                .isLessThanOrEqualTo(plan.gathered());
+    }
+
     @Test
     @Timeout(120)
     void checkpointShardsCoverEveryParameterOnce() throws Exception {

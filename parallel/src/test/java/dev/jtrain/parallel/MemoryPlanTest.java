@@ -20,12 +20,12 @@ class MemoryPlanTest {
     @Test
     void zero3AddsTwoUnitsAndTheRootGatheredAndBuildsWithoutAFlatCopy() {
         MemoryPlan z3 = MemoryPlan.predict(3, 4, P, UNIT, ROOT, BIG, ACT);
-        assertThat(z3.gathered()).as("parameters and gradients of two units and the root, in N + 1 shard buffers")
-                .isEqualTo(4 * (4 * UNIT + 2 * ROOT) * 5 / 4);
+        assertThat(z3.gathered()).as("parameters of two units and the root gathered in place, their gradients in N + 1 shard buffers")
+                .isEqualTo(4 * (2 * UNIT + ROOT) + 4 * (2 * UNIT + ROOT) * 5 / 4);
         assertThat(z3.activations()).as("the largest weight's gradient goes into its unit's gradient in place").isEqualTo(ACT);
         assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, BIG, ACT).activations())
                 .as("ZeRO-2 keeps no gradients: backward computes the largest one whole on its own").isEqualTo(ACT + 4 * BIG);
-        assertThat(z3.build()).isEqualTo(4 * P + P);
+        assertThat(z3.build()).as("the model as built, plus one shard while each unit's full parameters go").isEqualTo(4 * P + 4 * ROOT / 4);
         assertThat(MemoryPlan.predict(2, 4, P, UNIT, ROOT, BIG, ACT).build()).as("flat weights and gradients").isEqualTo(8 * P);
         assertThat(z3.peak()).isEqualTo(Math.max(z3.build(), 4 * P + z3.gathered() + ACT));
         assertThat(z3.describe()).contains("ZeRO-3 on 4 rank(s)", "gathered units");

@@ -3,7 +3,6 @@ package dev.jtrain.comm.transport;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -57,10 +56,12 @@ public interface Transport extends AutoCloseable {
      */
     default void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
         Combiner.requireWholeElements(acc, combiner);
-        MemorySegment in = Arena.ofAuto().allocate(Math.max(1, acc.byteSize()), 64).asSlice(0, acc.byteSize());
-        if (to < 0) recv(from, tag, in);
-        else sendRecv(to, src, from, in, tag);
-        combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
+        try (HeldBuffer held = HeldBuffer.allocate(acc.byteSize())) {
+            MemorySegment in = held.data();
+            if (to < 0) recv(from, tag, in);
+            else sendRecv(to, src, from, in, tag);
+            combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
+        }
     }
 
     /**

@@ -48,6 +48,9 @@ public abstract class TransportContractTest {
     /** Whether the transport holds early messages to a budget (all but the in-process test transport). */
     protected boolean boundsUnexpectedBytes() { return true; }
 
+    /** Whether early messages wait in {@link HeldBuffer}s (all but the in-process test transport, which keeps them on the heap). */
+    protected boolean holdsEarlyMessagesInNativeMemory() { return boundsUnexpectedBytes(); }
+
     /**
      * Whether a send to a rank that posts no receive blocks once the link's buffer is full (shared-memory rings).
      * Transports whose peers drain the link on a thread of their own buffer such a message instead (TCP) and test
@@ -447,6 +450,42 @@ public abstract class TransportContractTest {
             });
         } finally {
             closeAll(enough);
+        }
+    }
+
+    /**
+     * Messages that arrive before their receive are held in native memory; delivering one frees it at once, not
+     * when a collector next runs (a rank with a large, rarely collected heap otherwise keeps hundreds of MiB of
+     * delivered messages resident).
+     */
+    @Test
+    void earlyMessagesFreeTheirMemoryWhenDelivered() throws Exception {
+        int count = 24, bytes = 4 << 20;
+        Transport[] t = createGroup(2, 20_000);
+        try {
+            long before = HeldBuffer.liveBytes();
+            long[] held = new long[1];
+            onEveryRank(2, r -> {
+                if (r == 0) {
+                    for (int i = 0; i < count; i++) t[0].send(1, 1, pattern(bytes, i));
+                    t[0].send(1, 2, pattern(64, 99));
+                } else {
+                    // the tag-2 message comes after every tag-1 one: receiving it takes them all into buffers
+                    t[1].recv(0, 2, Arena.ofAuto().allocate(64));
+                    held[0] = HeldBuffer.liveBytes() - before;
+                    MemorySegment dst = MemorySegment.ofArray(new byte[bytes]);
+                    for (int i = 0; i < count; i++) {
+                        t[1].recv(0, 1, dst);
+                        assertSameBytes(dst, pattern(bytes, i));
+                    }
+                }
+            });
+            if (holdsEarlyMessagesInNativeMemory()) {
+                assertThat(held[0]).as("early messages held natively").isGreaterThanOrEqualTo((long) (count - 2) * bytes);
+            }
+            assertThat(HeldBuffer.liveBytes() - before).as("held bytes left after every message was delivered").isZero();
+        } finally {
+            closeAll(t);
         }
     }
 

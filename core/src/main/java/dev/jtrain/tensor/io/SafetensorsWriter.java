@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 
 /**
  * Collects named fp32 (and int32) arrays and writes them as one safetensors file (see {@link SafetensorsLayout}).
@@ -29,7 +30,9 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class SafetensorsWriter {
     private static final int BUFFER_BYTES = 1 << 20;
 
-    private record Entry(long[] shape, SafetensorsDType dtype, float[] floats, int[] ints, int off, int len) {
+    /** {@code later}: the floats are made only when the entry is written ({@link #putLater}). */
+    private record Entry(long[] shape, SafetensorsDType dtype, float[] floats, int[] ints, int off, int len,
+                         Supplier<float[]> later) {
     }
 
     private final Map<String, Entry> entries = new LinkedHashMap<>();
@@ -38,7 +41,7 @@ public final class SafetensorsWriter {
     /** Adds an F32 tensor holding {@code data[off, off + len)}; {@code len} must equal the product of {@code shape}. */
     public SafetensorsWriter put(String name, long[] shape, float[] data, int off, int len) {
         check(name, shape, data.length, off, len);
-        entries.put(name, new Entry(shape.clone(), SafetensorsDType.F32, data, null, off, len));
+        entries.put(name, new Entry(shape.clone(), SafetensorsDType.F32, data, null, off, len, null));
         return this;
     }
 
@@ -47,10 +50,24 @@ public final class SafetensorsWriter {
         return put(name, shape, data, 0, data.length);
     }
 
+    /**
+     * Adds an F32 tensor whose values {@code data} makes while the file is written, one tensor at a time: saving a
+     * model whose tensors must be converted (transposed, gathered) then holds one converted tensor, not all of them.
+     * The array it returns must have the shape's element count.
+     */
+    public SafetensorsWriter putLater(String name, long[] shape, Supplier<float[]> data) {
+        long numel = 1;
+        for (long d : shape) numel = Math.multiplyExact(numel, Math.max(0, d));
+        int len = Math.toIntExact(numel);
+        check(name, shape, len, 0, len);
+        entries.put(name, new Entry(shape.clone(), SafetensorsDType.F32, null, null, 0, len, Objects.requireNonNull(data, "data")));
+        return this;
+    }
+
     /** Adds an I32 tensor holding {@code data[off, off + len)} (token ids, indices). */
     public SafetensorsWriter putInts(String name, long[] shape, int[] data, int off, int len) {
         check(name, shape, data.length, off, len);
-        entries.put(name, new Entry(shape.clone(), SafetensorsDType.I32, null, data, off, len));
+        entries.put(name, new Entry(shape.clone(), SafetensorsDType.I32, null, data, off, len, null));
         return this;
     }
 
@@ -127,6 +144,12 @@ public final class SafetensorsWriter {
     }
 
     private static void writeEntry(FileChannel ch, ByteBuffer buf, Entry e) throws IOException {
+        if (e.later() != null) {
+            float[] made = e.later().get();
+            if (made.length != e.len())
+                throw new IllegalStateException("tensor made while writing has " + made.length + " values, its shape " + Arrays.toString(e.shape()) + " needs " + e.len());
+            e = new Entry(e.shape(), e.dtype(), made, null, 0, e.len(), null);
+        }
         int done = 0;
         while (done < e.len()) {
             if (buf.remaining() < 4) drain(ch, buf);

@@ -65,6 +65,30 @@ class SafetensorsRoundTripTest {
     }
 
     @Test
+    void tensorsMadeWhileWritingAreMadeOneAtATimeAndReadBack() {
+        java.util.List<String> made = new java.util.ArrayList<>();
+        Path f = dir.resolve("later.safetensors");
+        SafetensorsWriter w = new SafetensorsWriter()
+                .putLater("a", new long[]{2, 3}, () -> { made.add("a"); return new float[]{1, 2, 3, 4, 5, 6}; })
+                .put("b", new long[]{1}, new float[]{7})
+                .putLater("c", new long[]{2}, () -> { made.add("c"); return new float[]{8, 9}; });
+        assertThat(made).as("nothing made before the write").isEmpty();
+        w.write(f);
+        assertThat(made).containsExactly("a", "c");
+        try (SafetensorsReader r = SafetensorsReader.open(f)) {
+            assertThat(r.names()).containsExactly("a", "b", "c");
+            assertThat(r.info("a").shape()).containsExactly(2, 3);
+            assertThat(r.readFloats("a")).containsExactly(1, 2, 3, 4, 5, 6);
+            assertThat(r.readFloats("b")).containsExactly(7);
+            assertThat(r.readFloats("c")).containsExactly(8, 9);
+        }
+        Path bad = dir.resolve("bad.safetensors");
+        assertThatThrownBy(() -> new SafetensorsWriter().putLater("x", new long[]{3}, () -> new float[2]).write(bad))
+                .hasMessageContaining("2 values").hasMessageContaining("[3]");
+        assertThat(bad).doesNotExist();
+    }
+
+    @Test
     void headerIsPaddedToEightBytesAndDataIsLittleEndian() throws IOException {
         Path f = dir.resolve("x.safetensors");
         new SafetensorsWriter().put("x", new long[]{2}, new float[]{1.5f, -2f}).write(f);

@@ -104,16 +104,16 @@ public final class Gpt2Checkpoint {
     /** Writes parameters in HF GPT-2 naming (no "transformer." prefix) and Conv1D layout, plus {"format": "pt"} metadata. */
     public static void save(Path file, GptConfig config, ParameterSource source) {
         SafetensorsWriter w = new SafetensorsWriter().metadata("format", "pt");
+        // each tensor is read (and transposed) only as it is written: a copy of one tensor, not of the model
         for (String j : Gpt2Names.jtrainNames(config)) {
             long[] shape = Gpt2Names.jtrainShape(j, config);
-            float[] data = new float[Math.toIntExact(Arrays.stream(shape).reduce(1, Math::multiplyExact))];
-            source.read(j, data);
             String hf = Gpt2Names.toHf(j);
-            if (Gpt2Names.needsTranspose(hf)) {
-                data = Transpose.transpose(data, (int) shape[0], (int) shape[1]);
-                shape = new long[]{shape[1], shape[0]};
-            }
-            w.put(hf, shape, data);
+            boolean transpose = Gpt2Names.needsTranspose(hf);
+            w.putLater(hf, transpose ? new long[]{shape[1], shape[0]} : shape, () -> {
+                float[] data = new float[Math.toIntExact(Arrays.stream(shape).reduce(1, Math::multiplyExact))];
+                source.read(j, data);
+                return transpose ? Transpose.transpose(data, (int) shape[0], (int) shape[1]) : data;
+            });
         }
         w.write(file);
     }

@@ -2,9 +2,9 @@ package dev.jtrain.comm.transport.shm;
 
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.HeldBuffer;
 import dev.jtrain.comm.transport.UnexpectedBudget;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
@@ -49,7 +49,7 @@ final class InboundPipe {
     private final PeerLiveness liveness;
     private final UnexpectedBudget budget;
     private final Map<Integer, ArrayDeque<Recv>> posted = new HashMap<>();
-    private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
+    private final Map<Integer, ArrayDeque<HeldBuffer>> unexpected = new HashMap<>();
     private final MemorySegment header = MemorySegment.ofArray(new byte[FRAME_HEADER_LENGTH]);
     private final MemorySegment straddle = MemorySegment.ofArray(new long[1]); // an element cut by the wrap-around
     private long head;
@@ -58,6 +58,7 @@ final class InboundPipe {
     private long msgLength;
     private long msgDone;
     private MemorySegment msgDst;   // null while discarding
+    private HeldBuffer msgHeld;     // msgDst when it is a buffer of our own (no receive posted)
     private Recv msgRecv;           // null when the message goes to the unexpected queue
     private CommException msgError; // set when the claimed receive will fail (length mismatch)
     private CommException failure;
@@ -79,12 +80,14 @@ final class InboundPipe {
      */
     Recv post(int tag, MemorySegment dst, Combiner combiner) {
         Recv r = new Recv(dst, tag, combiner);
-        ArrayDeque<MemorySegment> q = unexpected.get(tag);
-        MemorySegment early = q == null ? null : q.pollFirst();
+        ArrayDeque<HeldBuffer> q = unexpected.get(tag);
+        HeldBuffer early = q == null ? null : q.pollFirst();
         if (early != null) {
-            budget.release(early.byteSize());
-            if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
-            Combiner.deliverBuffered(early, r.dst, r.combiner);
+            try (early) {
+                budget.release(early.byteSize());
+                if (early.byteSize() != dst.byteSize()) throw mismatch(dst.byteSize(), early.byteSize());
+                Combiner.deliverBuffered(early.data(), r.dst, r.combiner);
+            }
             r.state = DONE;
             return r;
         }
@@ -184,7 +187,8 @@ final class InboundPipe {
             }
         } else {
             msgRecv = null;
-            msgDst = Arena.ofAuto().allocate(Math.max(1, msgLength), 64).asSlice(0, msgLength);
+            msgHeld = HeldBuffer.allocate(msgLength);
+            msgDst = msgHeld.data();
         }
     }
 
@@ -201,21 +205,24 @@ final class InboundPipe {
             ArrayDeque<Recv> q = posted.get(msgTag);
             Recv late = q == null ? null : q.pollFirst();
             if (late == null) {
-                unexpected.computeIfAbsent(msgTag, t -> new ArrayDeque<>()).addLast(msgDst);
+                unexpected.computeIfAbsent(msgTag, t -> new ArrayDeque<>()).addLast(msgHeld);
             } else {
                 budget.release(msgLength);
-                if (late.dst.byteSize() != msgLength) {
-                    late.error = mismatch(late.dst.byteSize(), msgLength);
-                    late.state = FAILED;
-                } else {
-                    Combiner.deliverBuffered(msgDst, late.dst, late.combiner);
-                    late.state = DONE;
+                try (HeldBuffer held = msgHeld) {
+                    if (late.dst.byteSize() != msgLength) {
+                        late.error = mismatch(late.dst.byteSize(), msgLength);
+                        late.state = FAILED;
+                    } else {
+                        Combiner.deliverBuffered(held.data(), late.dst, late.combiner);
+                        late.state = DONE;
+                    }
                 }
             }
         }
         headerFill = 0;
         msgRecv = null;
         msgDst = null;
+        msgHeld = null;
     }
 
     /**
@@ -291,6 +298,17 @@ final class InboundPipe {
         b.append(", buffered tags=").append(unexpected.entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).toList());
         if (throttledBytes > 0) b.append(", not reading further: ").append(budget.describeFull(throttledBytes));
         return b.toString();
+    }
+
+    /** Frees the messages buffered for receives that will never be posted (transport close; requires {@link #lock}). */
+    void freeBuffered() {
+        for (ArrayDeque<HeldBuffer> q : unexpected.values()) {
+            for (HeldBuffer b : q) {
+                budget.release(b.byteSize());
+                b.close();
+            }
+            q.clear();
+        }
     }
 
     /** Tells the sender that nobody reads any more. Safe from any thread. */

@@ -3,7 +3,8 @@ package dev.jtrain.comm.transport.shm;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 
-import java.lang.foreign.Arena;
+import dev.jtrain.comm.transport.HeldBuffer;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -15,12 +16,12 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SelfMailbox {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final Map<Integer, ArrayDeque<MemorySegment>> byTag = new HashMap<>();
+    private final Map<Integer, ArrayDeque<HeldBuffer>> byTag = new HashMap<>();
     private boolean closed;
 
     void put(int tag, MemorySegment src) {
-        MemorySegment copy = Arena.ofAuto().allocate(Math.max(1, src.byteSize()), 64).asSlice(0, src.byteSize());
-        copy.copyFrom(src);
+        HeldBuffer copy = HeldBuffer.allocate(src.byteSize());
+        copy.data().copyFrom(src);
         lock.lock();
         try {
             byTag.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(copy);
@@ -34,14 +35,16 @@ final class SelfMailbox {
         lock.lock();
         try {
             while (true) {
-                ArrayDeque<MemorySegment> q = byTag.get(tag);
-                MemorySegment m = q == null ? null : q.pollFirst();
+                ArrayDeque<HeldBuffer> q = byTag.get(tag);
+                HeldBuffer m = q == null ? null : q.pollFirst();
                 if (m != null) {
-                    if (m.byteSize() != dst.byteSize()) {
-                        throw new CommException(where + ": length mismatch, receiver expects " + dst.byteSize()
-                                + " bytes but " + m.byteSize() + " were sent");
+                    try (m) {
+                        if (m.byteSize() != dst.byteSize()) {
+                            throw new CommException(where + ": length mismatch, receiver expects " + dst.byteSize()
+                                    + " bytes but " + m.byteSize() + " were sent");
+                        }
+                        dst.copyFrom(m.data());
                     }
-                    dst.copyFrom(m);
                     return;
                 }
                 if (closed) throw new CommException(where + ": transport is closed");
@@ -61,6 +64,8 @@ final class SelfMailbox {
         lock.lock();
         try {
             closed = true;
+            for (ArrayDeque<HeldBuffer> q : byTag.values()) q.forEach(HeldBuffer::close);
+            byTag.clear();
             changed.signalAll();
         } finally {
             lock.unlock();

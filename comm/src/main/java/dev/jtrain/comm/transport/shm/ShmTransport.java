@@ -428,6 +428,14 @@ public final class ShmTransport implements Transport {
             }
         }
         if (active.get() == 0) {
+            for (InboundPipe p : inbound) {
+                if (p == null || !p.lock.tryLock()) continue;
+                try {
+                    p.freeBuffered();
+                } finally {
+                    p.lock.unlock();
+                }
+            }
             try {
                 arena.close();
             } catch (IllegalStateException ignored) {

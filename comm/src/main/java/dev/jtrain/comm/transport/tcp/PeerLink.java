@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.HeldBuffer;
 import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.io.EOFException;
@@ -145,11 +146,18 @@ final class PeerLink {
                 }
                 PostedRecvs.Posted p = recvs.claim(tag, len);
                 if (p == null) {
-                    MemorySegment buf = PostedRecvs.allocateBuffer(len);
-                    readInto(buf);
+                    HeldBuffer buf = HeldBuffer.allocate(len);
+                    try {
+                        readInto(buf.data());
+                    } catch (IOException | RuntimeException e) {
+                        buf.close();
+                        throw e;
+                    }
                     recvs.buffer(tag, buf);
                 } else if (p.dst.byteSize() != len) {
-                    readInto(PostedRecvs.allocateBuffer(len)); // keep the stream in sync, then report
+                    try (HeldBuffer discard = HeldBuffer.allocate(len)) {
+                        readInto(discard.data()); // keep the stream in sync, then report
+                    }
                     recvs.release(p, new CommException("length mismatch, receiver expects " + p.dst.byteSize()
                             + " bytes but peer rank " + peer + " sent " + len + "; the ranks issued different operations"));
                 } else {
@@ -310,5 +318,6 @@ final class PeerLink {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (!reader.isAlive()) recvs.freeBuffered();
     }
 }

@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.HeldBuffer;
 import dev.jtrain.comm.transport.UnexpectedBudget;
 
 import java.lang.foreign.Arena;
@@ -53,7 +54,7 @@ final class PostedRecvs {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final Map<Integer, ArrayDeque<Posted>> posted = new HashMap<>();
-    private final Map<Integer, ArrayDeque<MemorySegment>> unexpected = new HashMap<>();
+    private final Map<Integer, ArrayDeque<HeldBuffer>> unexpected = new HashMap<>();
     private final UnexpectedBudget budget;
     private CommException failure;
     private long throttledBytes; // > 0: the reader holds back a message that does not fit the budget
@@ -73,11 +74,13 @@ final class PostedRecvs {
         lock.lock();
         try {
             // Messages that arrived before the link died are still delivered (a peer may send, then exit).
-            ArrayDeque<MemorySegment> q = unexpected.get(tag);
-            MemorySegment early = q == null ? null : q.pollFirst();
+            ArrayDeque<HeldBuffer> q = unexpected.get(tag);
+            HeldBuffer early = q == null ? null : q.pollFirst();
             if (early != null) {
-                budget.release(early.byteSize());
-                copyChecked(early, p, where);
+                try (early) {
+                    budget.release(early.byteSize());
+                    copyChecked(early.data(), p, where);
+                }
                 p.state = DONE;
                 return p;
             }
@@ -212,24 +215,27 @@ final class PostedRecvs {
     }
 
     /** Reader side: buffers a message that arrived before its receive. */
-    void buffer(int tag, MemorySegment msg) {
+    void buffer(int tag, HeldBuffer held) {
         lock.lock();
         try {
             // A receive may have been posted while the reader filled the buffer: hand it over directly.
             ArrayDeque<Posted> q = posted.get(tag);
             Posted p = q == null ? null : q.pollFirst();
             if (p != null) {
-                budget.release(msg.byteSize());
-                if (msg.byteSize() == p.dst.byteSize()) {
-                    Combiner.deliverBuffered(msg, p.dst, p.combiner);
-                    p.state = DONE;
-                } else {
-                    p.state = FAILED;
-                    p.error = new CommException("length mismatch, receiver expects " + p.dst.byteSize()
-                            + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
+                budget.release(held.byteSize());
+                try (held) {
+                    MemorySegment msg = held.data();
+                    if (msg.byteSize() == p.dst.byteSize()) {
+                        Combiner.deliverBuffered(msg, p.dst, p.combiner);
+                        p.state = DONE;
+                    } else {
+                        p.state = FAILED;
+                        p.error = new CommException("length mismatch, receiver expects " + p.dst.byteSize()
+                                + " bytes but the peer sent " + msg.byteSize() + "; the two ranks issued different operations");
+                    }
                 }
             } else {
-                unexpected.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(msg);
+                unexpected.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(held);
             }
             changed.signalAll();
         } finally {
@@ -237,6 +243,23 @@ final class PostedRecvs {
         }
     }
 
+    /** Frees the buffered messages no receive will take (transport close). */
+    void freeBuffered() {
+        lock.lock();
+        try {
+            for (ArrayDeque<HeldBuffer> q : unexpected.values()) {
+                for (HeldBuffer b : q) {
+                    budget.release(b.byteSize());
+                    b.close();
+                }
+                q.clear();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A temporary the GC frees (a receive into a buffer the reader thread may not access). */
     static MemorySegment allocateBuffer(long length) {
         return Arena.ofAuto().allocate(Math.max(1, length), 64).asSlice(0, length);
     }

@@ -3,6 +3,7 @@ package dev.jtrain.comm.transport.tcp;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.store.Store;
 import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.HeldBuffer;
 import dev.jtrain.comm.transport.LinkKind;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.UnexpectedBudget;
@@ -99,8 +100,8 @@ public final class TcpTransport implements Transport {
     public void send(int peer, int tag, MemorySegment src) {
         check("send", peer, tag);
         if (peer == rank) {
-            MemorySegment copy = PostedRecvs.allocateBuffer(src.byteSize());
-            copy.copyFrom(src);
+            HeldBuffer copy = HeldBuffer.allocate(src.byteSize());
+            copy.data().copyFrom(src);
             self.buffer(tag, copy);
             return;
         }
@@ -228,6 +229,7 @@ public final class TcpTransport implements Transport {
         closed = true;
         CommException reason = new CommException("tcp transport rank " + rank + " was closed");
         self.fail(reason);
+        self.freeBuffered();
         for (PeerLink l : links) if (l != null) l.close(reason);
         watchdog.interrupt();
     }
