@@ -20,6 +20,7 @@ import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
 import dev.jtrain.parallel.GradWire;
 import dev.jtrain.parallel.MemoryPlan;
+import dev.jtrain.parallel.MemoryReport;
 import dev.jtrain.parallel.ShardScope;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
@@ -237,7 +238,7 @@ final class TrainCommand implements Callable<Integer> {
                     ckptDir != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved to disk)");
             return 0;
         }
-        reportPeakRss(pg, plan, console);
+        reportPeakRss(pg, plan, trainer.parallel().memory(), console);
         trainer.parallel().unshard(); // ZeRO-3: every rank gathers the parameters back before the lead saves and samples
         if (!lead) return 0;
         report(console, outcome, peak, data.train(), tc.precision());
@@ -291,8 +292,11 @@ final class TrainCommand implements Callable<Integer> {
     private static final double GIB = 1L << 30;
 
 
-    /** Every rank's peak resident set after training, beside the prediction (collective). */
-    private static void reportPeakRss(ProcessGroup pg, MemoryPlan plan, PrintStream console) {
+    /**
+     * Every rank's peak resident set after training, beside the prediction (collective), and what the strategy holds
+     * on this rank (its state and pooled gather/reduce buffers) beside the plan's figures for them.
+     */
+    private static void reportPeakRss(ProcessGroup pg, MemoryPlan plan, MemoryReport held, PrintStream console) {
         long[] mine = {HostMemory.peakRssBytes()};
         long[] all = mine;
         if (pg != null) {
@@ -303,6 +307,10 @@ final class TrainCommand implements Callable<Integer> {
         for (long b : all) sb.append(sb.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", b / GIB));
         console.printf("peak RSS per rank: %s GiB%s%n", sb, plan == null ? ""
                 : String.format(Locale.ROOT, " (predicted %.2f GiB of training state and activations)", plan.peak() / GIB));
+        if (plan != null) {
+            console.printf("held by the strategy: state %.2f GiB (predicted %.2f), gather and reduce-scatter buffers %.2f GiB "
+                    + "(predicted at most %.2f)%n", held.totalBytes() / GIB, plan.state() / GIB, held.stagingBytes() / GIB, plan.gathered() / GIB);
+        }
     }
 
     /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */

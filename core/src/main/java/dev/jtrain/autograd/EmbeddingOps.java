@@ -30,17 +30,20 @@ final class EmbeddingOps {
                 @Override
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous();
-                    Tensor gw = Tensor.zeros(vocab, dim);
+                    // Rows are added straight into the table's own gradient when it has one: a dense vocab x width
+                    // temporary (hundreds of MiB for GPT-2's vocabulary) would only be added in and dropped.
+                    Tensor into = leafGradient(0);
+                    Tensor gw = into != null ? into : Tensor.zeros(vocab, dim);
                     float[] gwd = gw.data(), gd = gc.data();
-                    int go = gc.offset();
+                    int go = gc.offset(), wo = gw.offset();
                     // Parallel over column blocks: repeated ids never race on the same element.
                     Parallel.forRange(dim, 16, (c0, c1) -> {
                         for (int i = 0; i < saved.length; i++) {
-                            int row = saved[i] * dim, src = go + i * dim;
+                            int row = wo + saved[i] * dim, src = go + i * dim;
                             for (int c = c0; c < c1; c++) gwd[row + c] += gd[src + c];
                         }
                     });
-                    return new Tensor[]{gw};
+                    return new Tensor[]{into != null ? ACCUMULATED_IN_PLACE : gw};
                 }
 
                 @Override

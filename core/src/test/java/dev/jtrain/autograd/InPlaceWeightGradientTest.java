@@ -52,6 +52,35 @@ class InPlaceWeightGradientTest {
                 .isLessThanOrEqualTo(peakFresh - (long) OUT * IN * Float.BYTES);
     }
 
+    /** An embedding table's rows are scatter-added into its own gradient, a view at an offset included. */
+    @Test
+    void embeddingRowsAreAddedIntoTheTablesOwnGradient() {
+        int vocab = 300, dim = 48;
+        int[] ids = {5, 7, 5, 299, 0, 7, 7, 12};
+        Rng rng = new Rng(7);
+        Tensor table = Tensor.randn(rng, 1f, vocab, dim).requiresGrad(true);
+        Tensor gy = Tensor.randn(rng, 1f, ids.length, dim);
+        float[] storage = new float[3 + vocab * dim]; // the gradient is a view into a larger buffer, as sharded strategies give
+        for (int i = 0; i < storage.length; i++) storage[i] = 0.125f * (i % 5);
+        float[] before = storage.clone();
+        table.setGrad(Tensor.view(storage, 3, vocab, dim));
+        long peak = peakLent(() -> F.embedding(table, ids, ids.length).backward(gy));
+        assertThat(table.grad().data()).as("the table's own array").isSameAs(storage);
+        float[] expect = before.clone();
+        for (int i = 0; i < ids.length; i++)
+            for (int c = 0; c < dim; c++) expect[3 + ids[i] * dim + c] += gy.data()[i * dim + c];
+        for (int i = 0; i < storage.length; i++) assertThat(storage[i]).as("element %d", i).isCloseTo(expect[i], within(1e-5f));
+        assertThat(peak).as("no vocab x width temporary lent in backward").isLessThan((long) vocab * dim * Float.BYTES);
+    }
+
+    private static long peakLent(Runnable step) {
+        StepArena arena = new StepArena();
+        try (var scope = arena.open()) {
+            step.run();
+        }
+        return arena.peakLentBytes();
+    }
+
     private static long peakLent(Tensor x, Tensor w, Tensor gy) {
         StepArena arena = new StepArena();
         try (var scope = arena.open()) {
