@@ -39,19 +39,23 @@ final class ChildJvm {
      * towards its maximum, a quarter of the machine by default, whatever the live data, so four or more of them
      * together outgrow the machine and the kernel's OOM killer ends one (SIGKILL, no Java error). Unless the parent's
      * {@code flags} set the heap, each rank gets an equal share of 95% of what the host has {@code available}, less
-     * {@link #NON_HEAP_BYTES}, at least 256 MiB and at most the parent's own maximum, with an old generation of
-     * {@link #NEW_RATIO}/({@link #NEW_RATIO} + 1) of it (unless the flags size the generations). None for a rank alone.
+     * {@link #NON_HEAP_BYTES}, at least 256 MiB and at most the parent's own maximum. Under a collector with a fixed
+     * split (Parallel, Serial), the old generation gets {@link #NEW_RATIO}/({@link #NEW_RATIO} + 1) of the heap, whoever
+     * sized it, unless the flags size the generations. None for a rank alone.
      */
     static List<String> heapOptions(List<String> flags, long available, int ranksOnHost, long parentMaxHeap) {
+        if (ranksOnHost <= 1) return List.of();
+        List<String> out = new ArrayList<>();
         boolean heapSet = flags.stream().anyMatch(f -> f.startsWith("-Xmx") || f.startsWith("-XX:MaxHeapSize")
                 || f.startsWith("-XX:MaxRAM"));
-        if (heapSet || ranksOnHost <= 1 || available <= 0) return List.of();
-        long share = (long) (available * HOST_SHARE) / ranksOnHost - NON_HEAP_BYTES;
-        long heap = Math.min(parentMaxHeap, Math.max(256L << 20, share));
-        List<String> out = new ArrayList<>(List.of("-Xmx" + (heap >> 20) + "m"));
+        if (!heapSet && available > 0) {
+            long share = (long) (available * HOST_SHARE) / ranksOnHost - NON_HEAP_BYTES;
+            out.add("-Xmx" + (Math.min(parentMaxHeap, Math.max(256L << 20, share)) >> 20) + "m");
+        }
+        boolean fixedSplit = flags.contains("-XX:+UseParallelGC") || flags.contains("-XX:+UseSerialGC");
         boolean generationsSet = flags.stream().anyMatch(f -> f.startsWith("-Xmn") || f.startsWith("-XX:NewRatio")
                 || f.startsWith("-XX:NewSize") || f.startsWith("-XX:MaxNewSize"));
-        if (!generationsSet) out.add("-XX:NewRatio=" + NEW_RATIO);
+        if (fixedSplit && !generationsSet) out.add("-XX:NewRatio=" + NEW_RATIO);
         return out;
     }
 

@@ -43,8 +43,9 @@ record MemoryLimits(long total, long lasting, String where) {
         return of(Runtime.getRuntime().maxMemory(), oldGenerationMaxBytes(), HostMemory.availableBytes(), ranksOnHost);
     }
 
+    /** The whole working set within {@code total}; what stays between steps, and the model as built, within {@code lasting}. */
     boolean fits(MemoryPlan plan) {
-        return plan.peak() <= total && plan.longLived() <= lasting;
+        return plan.peak() <= total && Math.max(plan.longLived(), plan.build()) <= lasting;
     }
 
     String describe() {

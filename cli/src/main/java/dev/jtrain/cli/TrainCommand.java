@@ -308,8 +308,9 @@ final class TrainCommand implements Callable<Integer> {
         console.printf("peak RSS per rank: %s GiB%s%n", sb, plan == null ? ""
                 : String.format(Locale.ROOT, " (predicted %.2f GiB of training state and activations)", plan.peak() / GIB));
         if (plan != null) {
-            console.printf("held by the strategy: state %.2f GiB (predicted %.2f), gather and reduce-scatter buffers %.2f GiB "
-                    + "(predicted at most %.2f)%n", held.totalBytes() / GIB, plan.state() / GIB, held.stagingBytes() / GIB, plan.gathered() / GIB);
+            console.printf("held by the strategy: state %.2f GiB (predicted %.2f)%s%n", held.totalBytes() / GIB, plan.state() / GIB,
+                    plan.stage() != 3 ? "" : String.format(Locale.ROOT, ", gather and reduce-scatter buffers %.2f GiB (predicted at most %.2f)",
+                            held.stagingBytes() / GIB, plan.gathered() / GIB));
         }
     }
 

@@ -21,6 +21,8 @@ class MemoryLimitsTest {
         assertThat(parallelGc.fits(plan(2.9, 0.95, 0.15))).as("3.85 GiB lasting beyond 97% of 3.9, though the heap has room").isFalse();
         assertThat(parallelGc.fits(plan(2.0, 0.5, 1.8))).as("4.3 GiB in all beyond 97% of the heap").isFalse();
         assertThat(parallelGc.describe()).contains("old generation, 3.90 GiB");
+        MemoryPlan bigBuild = new MemoryPlan(2, 4, 1, (long) (3.85 * GIB), (long) (2.0 * GIB), 0, (long) (0.1 * GIB));
+        assertThat(parallelGc.fits(bigBuild)).as("the model as built lives in the old generation too").isFalse();
     }
 
     @Test

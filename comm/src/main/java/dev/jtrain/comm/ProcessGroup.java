@@ -356,7 +356,8 @@ public final class ProcessGroup implements AutoCloseable {
 
     /**
      * Block r (countPerRank elements) of {@code out} receives {@code in} of rank r. {@code in} may be this rank's
-     * block of {@code out} (in place, as NCCL allows): every algorithm puts its own block first and sends from there.
+     * block of {@code out} (in place, as NCCL allows): no algorithm receives into its own block except with the very
+     * bytes already there.
      */
     public Work allGatherAsync(MemorySegment in, MemorySegment out, long countPerRank, DType dtype) { return allGather0(in, out, countPerRank, dtype, false); }
 

@@ -463,6 +463,7 @@ public final class FullyShardedDataParallel implements DataParallel {
 
     @Override
     public MemoryReport memory() {
+        requireSharded("memory");
         long shards = 0;
         for (Unit u : allUnits()) shards += u.shard;
         long stateBytes = 0;
@@ -476,11 +477,17 @@ public final class FullyShardedDataParallel implements DataParallel {
     /** Units in the order their all-gathers were launched, since construction. */
     public List<Integer> gatherOrder() { return List.copyOf(gatherOrder); }
 
+    private void requireSharded(String what) {
+        if (unsharded) throw new IllegalStateException("ZeRO-3 " + what + ": the shards and optimizer state were dropped by unshard(), "
+                + "which ends training; ask before it");
+    }
+
     /** Units, root excluded. */
     public int unitCount() { return units.size(); }
 
     /** The full parameters in the flat layout of the {@link FlatParameters} this was built on, gathered (collective). */
     public float[] gatherParameters() {
+        requireSharded("gatherParameters");
         float[] flat = new float[params.size()];
         for (Unit u : allUnits()) {
             float[] full = new float[world * u.shard];
@@ -519,7 +526,7 @@ public final class FullyShardedDataParallel implements DataParallel {
 
         @Override
         public List<TensorShard> shards() {
-            if (unsharded) throw new IllegalStateException("ZeRO-3 state was dropped by unshard(); save checkpoints before it");
+            requireSharded("checkpoint state");
             List<TensorShard> out = new ArrayList<>();
             List<String> names = options.optimizer().stateNames();
             for (Unit u : allUnits()) {

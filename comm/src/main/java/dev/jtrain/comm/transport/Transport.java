@@ -56,12 +56,10 @@ public interface Transport extends AutoCloseable {
      */
     default void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner combiner) {
         Combiner.requireWholeElements(acc, combiner);
-        try (HeldBuffer held = HeldBuffer.allocate(acc.byteSize())) {
-            MemorySegment in = held.data();
-            if (to < 0) recv(from, tag, in);
-            else sendRecv(to, src, from, in, tag);
-            combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
-        }
+        MemorySegment in = CombineScratch.forThisThread(acc.byteSize());
+        if (to < 0) recv(from, tag, in);
+        else sendRecv(to, src, from, in, tag);
+        combiner.combine(acc, in, acc.byteSize() / combiner.elementBytes());
     }
 
     /**

@@ -489,6 +489,33 @@ public abstract class TransportContractTest {
         }
     }
 
+    /**
+     * A large message sent to a rank that waits on another tag is buffered; its sender then closes. Once both are
+     * closed no memory is held, whether the message was taken whole or cut off (InboundPipeTest covers the cut).
+     */
+    @Test
+    void messagesBufferedFromASenderThatClosedAreFreedAtClose() throws Exception {
+        long before = HeldBuffer.liveBytes();
+        Transport[] t = createGroup(2, 5_000);
+        try {
+            ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor();
+            Future<?> send = ex.submit(() -> t[0].send(1, 1, pattern(32L << 20, 1)));
+            // rank 1 waits on tag 2, taking the tag-1 message into a buffer of its own as it streams in
+            Future<?> recv = ex.submit(() -> t[1].recv(0, 2, Arena.ofAuto().allocate(64)));
+            Thread.sleep(300);
+            t[0].close();
+            assertThatThrownBy(() -> recv.get(20, TimeUnit.SECONDS)).hasCauseInstanceOf(CommException.class);
+            try {
+                send.get(20, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException sendCutOff) {
+                // the send may fail or complete into the peer's buffer: either way the receiver gave up
+            }
+        } finally {
+            closeAll(t);
+        }
+        assertThat(HeldBuffer.liveBytes() - before).as("held bytes left after the cut-off message and close").isZero();
+    }
+
     /** Rank 0's part: a big message on tag 1, then a small one on tag 2. */
     private static void sendBigThenSmall(Transport t, long big) {
         t.send(1, 1, pattern(big, 1));

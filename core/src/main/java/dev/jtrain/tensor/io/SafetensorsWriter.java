@@ -123,7 +123,13 @@ public final class SafetensorsWriter {
                 ByteBuffer buf = ByteBuffer.allocateDirect(Math.max(BUFFER_BYTES, 16 + headerBytes)).order(ByteOrder.LITTLE_ENDIAN);
                 buf.putLong(headerBytes).put(json);
                 for (int i = json.length; i < headerBytes; i++) buf.put((byte) ' ');
-                for (Entry e : entries.values()) writeEntry(ch, buf, e);
+                for (var e : entries.entrySet()) {
+                    try {
+                        writeEntry(ch, buf, e.getValue());
+                    } catch (RuntimeException made) { // a tensor made while writing (putLater) failed
+                        throw new SafetensorsException(file, e.getKey(), "cannot make the tensor: " + made.getMessage(), made);
+                    }
+                }
                 drain(ch, buf);
                 ch.force(true);
             }

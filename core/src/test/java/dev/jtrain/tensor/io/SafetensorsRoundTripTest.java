@@ -84,7 +84,8 @@ class SafetensorsRoundTripTest {
         }
         Path bad = dir.resolve("bad.safetensors");
         assertThatThrownBy(() -> new SafetensorsWriter().putLater("x", new long[]{3}, () -> new float[2]).write(bad))
-                .hasMessageContaining("2 values").hasMessageContaining("[3]");
+                .isInstanceOf(SafetensorsException.class).hasMessageContaining("2 values").hasMessageContaining("[3]")
+                .hasMessageContaining(bad.getFileName().toString());
         assertThat(bad).doesNotExist();
     }
 

@@ -273,6 +273,16 @@ final class InboundPipe {
             msgRecv = null;
             msgDst = null;
         }
+        dropPartialBuffer(); // a message cut off by the failure: never delivered, its rest is discarded
+    }
+
+    /** Frees the buffer of a message taken in part (no receive posted), and its budget; the rest is discarded. */
+    private void dropPartialBuffer() {
+        if (msgHeld == null) return;
+        budget.release(msgHeld.byteSize());
+        msgHeld.close();
+        msgHeld = null;
+        msgDst = null;
     }
 
     CommException failure() { return failure; }
@@ -302,6 +312,7 @@ final class InboundPipe {
 
     /** Frees the messages buffered for receives that will never be posted (transport close; requires {@link #lock}). */
     void freeBuffered() {
+        dropPartialBuffer();
         for (ArrayDeque<HeldBuffer> q : unexpected.values()) {
             for (HeldBuffer b : q) {
                 budget.release(b.byteSize());

@@ -24,6 +24,10 @@ final class SelfMailbox {
         copy.data().copyFrom(src);
         lock.lock();
         try {
+            if (closed) { // nobody will take it
+                copy.close();
+                return;
+            }
             byTag.computeIfAbsent(tag, t -> new ArrayDeque<>()).addLast(copy);
             changed.signalAll();
         } finally {

@@ -428,6 +428,8 @@ public final class ShmTransport implements Transport {
             }
         }
         if (active.get() == 0) {
+            // Messages buffered for receives that will never come: their memory is not the collector's to free. A
+            // pipe still locked by a straggler keeps its buffers until process exit, like the mapping below.
             for (InboundPipe p : inbound) {
                 if (p == null || !p.lock.tryLock()) continue;
                 try {

@@ -151,6 +151,7 @@ final class PeerLink {
                         readInto(buf.data());
                     } catch (IOException | RuntimeException e) {
                         buf.close();
+                        recvs.unreserve(len); // claim() reserved it for this message, which never arrives whole
                         throw e;
                     }
                     recvs.buffer(tag, buf);

@@ -243,6 +243,11 @@ final class PostedRecvs {
         }
     }
 
+    /** Gives back what {@link #claim} reserved for a message that was not buffered after all (its read failed). */
+    void unreserve(long length) {
+        budget.release(length);
+    }
+
     /** Frees the buffered messages no receive will take (transport close). */
     void freeBuffered() {
         lock.lock();
