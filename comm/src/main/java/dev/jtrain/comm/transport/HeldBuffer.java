@@ -49,9 +49,6 @@ public final class HeldBuffer implements AutoCloseable {
 
     public long byteSize() { return data.byteSize(); }
 
-    /** Whether {@link #close()} frees the memory at once (else the collector does, later). */
-    public boolean freedOnClose() { return arena != null; }
-
     /** Frees the memory now (large buffers); no access to {@link #data()} may follow. */
     @Override
     public void close() {
