@@ -94,6 +94,7 @@ public final class ProcessGroup implements AutoCloseable {
     private volatile CostModel costModel;
     /** Per link class: measured at world-group start (or the options' model for both); sub-groups inherit them. */
     private volatile CostModel intraHostCost, interHostCost;
+    private volatile CostModelProbe.LinkCosts measuredLinkCosts;
     private volatile HostTopology topology;
     /** Topology plus per-class figures, what the selector prices algorithms on; set once both are known. */
     private volatile Fabric fabric;
@@ -213,8 +214,12 @@ public final class ProcessGroup implements AutoCloseable {
                 intraHostCost = interHostCost = given;
                 return;
             }
-            CostModelProbe.LinkCosts costs = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice(),
-                    topo.intraHostPair(), topo.interHostPair());
+            CostModelProbe.LinkCosts costs = options.linkCosts();
+            if (costs == null || !covers(costs, topo)) {
+                costs = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice(),
+                        topo.intraHostPair(), topo.interHostPair());
+                measuredLinkCosts = costs;
+            }
             intraHostCost = costs.intraHost() != null ? costs.intraHost() : costs.interHost();
             interHostCost = costs.interHost() != null ? costs.interHost() : costs.intraHost();
         });
@@ -230,6 +235,18 @@ public final class ProcessGroup implements AutoCloseable {
         }
         nameHostsInErrors();
     }
+
+    /** Whether figures from an earlier start have every link class {@code topo} has (all ranks decide alike). */
+    private static boolean covers(CostModelProbe.LinkCosts costs, HostTopology topo) {
+        return (topo.intraHostPair() == null || costs.intraHost() != null)
+                && (topo.interHostPair() == null || costs.interHost() != null);
+    }
+
+    /**
+     * The figures this group measured at its start, per link class; null when it took them from the options (a
+     * cost model, or {@link ProcessGroupOptions#linkCosts} from an earlier start) or is a sub-group.
+     */
+    public CostModelProbe.LinkCosts measuredLinkCosts() { return measuredLinkCosts; }
 
     private void nameHostsInErrors() {
         HostTopology t = topology;

@@ -3,6 +3,7 @@ package dev.jtrain.comm;
 import dev.jtrain.comm.algo.AlgorithmSelector;
 import dev.jtrain.comm.algo.Collective;
 import dev.jtrain.comm.algo.CostModel;
+import dev.jtrain.comm.algo.CostModelProbe.LinkCosts;
 import dev.jtrain.comm.topology.HostTopology;
 
 import java.util.EnumMap;
@@ -22,9 +23,12 @@ import java.util.Map;
  * @param costModel   the α-β-γ figures to select with; null means measure them per link class at group start
  * @param topology    which ranks share a host; null means exchange host identities at group start (with both this
  *                    and a cost model given, creating a group sends nothing)
+ * @param linkCosts   figures per link class measured by an earlier start of this job ({@link LinkCostCache}): used
+ *                    instead of measuring when they cover the link classes the group has; null means measure.
+ *                    Every rank must pass the same value (the choice to measure is collective). A cost model wins.
  */
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
-                                  long chunkBytes, CostModel costModel, HostTopology topology) {
+                                  long chunkBytes, CostModel costModel, HostTopology topology, LinkCosts linkCosts) {
     /**
      * Large on purpose: every chunk is one transport call, i.e. one rendezvous of two ranks, and on small machines
      * that call overhead outweighs keeping the reduced chunk in cache (figures: bench/MEASUREMENTS.md, "chunk
@@ -43,7 +47,7 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
 
     /** Defaults, ignoring the environment. */
     public static ProcessGroupOptions defaults() {
-        return new ProcessGroupOptions(0, false, Map.of(), 0, null, null);
+        return new ProcessGroupOptions(0, false, Map.of(), 0, null, null, null);
     }
 
     /**
@@ -60,28 +64,30 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
             throw new IllegalArgumentException("JTRAIN_DEBUG must be DETAIL or OFF: JTRAIN_DEBUG=" + dbg);
         }
         o = new ProcessGroupOptions(o.timeoutMs, o.debugDetail, AlgorithmSelector.parse(env.get("JTRAIN_ALGO")),
-                o.chunkBytes, o.costModel, o.topology);
+                o.chunkBytes, o.costModel, o.topology, o.linkCosts);
         if (env.containsKey("JTRAIN_CHUNK_BYTES")) o = o.withChunkBytes(parseLong(env, "JTRAIN_CHUNK_BYTES"));
         if (env.containsKey("JTRAIN_COMM_TIMEOUT_MS")) o = o.withTimeoutMs(parseLong(env, "JTRAIN_COMM_TIMEOUT_MS"));
         return o;
     }
 
-    public ProcessGroupOptions withTimeoutMs(long v) { return new ProcessGroupOptions(v, debugDetail, algorithms, chunkBytes, costModel, topology); }
+    public ProcessGroupOptions withTimeoutMs(long v) { return new ProcessGroupOptions(v, debugDetail, algorithms, chunkBytes, costModel, topology, linkCosts); }
 
-    public ProcessGroupOptions withDebugDetail(boolean v) { return new ProcessGroupOptions(timeoutMs, v, algorithms, chunkBytes, costModel, topology); }
+    public ProcessGroupOptions withDebugDetail(boolean v) { return new ProcessGroupOptions(timeoutMs, v, algorithms, chunkBytes, costModel, topology, linkCosts); }
 
-    public ProcessGroupOptions withChunkBytes(long v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, v, costModel, topology); }
+    public ProcessGroupOptions withChunkBytes(long v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, v, costModel, topology, linkCosts); }
 
-    public ProcessGroupOptions withCostModel(CostModel v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, v, topology); }
+    public ProcessGroupOptions withCostModel(CostModel v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, v, topology, linkCosts); }
 
-    public ProcessGroupOptions withTopology(HostTopology v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, costModel, v); }
+    public ProcessGroupOptions withTopology(HostTopology v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, costModel, v, linkCosts); }
+
+    public ProcessGroupOptions withLinkCosts(LinkCosts v) { return new ProcessGroupOptions(timeoutMs, debugDetail, algorithms, chunkBytes, costModel, topology, v); }
 
     /** Forces {@code algorithm} for {@code collective}. */
     public ProcessGroupOptions withAlgorithm(Collective collective, String algorithm) {
         Map<Collective, String> m = new EnumMap<>(Collective.class);
         m.putAll(algorithms);
         m.put(collective, algorithm);
-        return new ProcessGroupOptions(timeoutMs, debugDetail, m, chunkBytes, costModel, topology);
+        return new ProcessGroupOptions(timeoutMs, debugDetail, m, chunkBytes, costModel, topology, linkCosts);
     }
 
     private static long parseLong(Map<String, String> env, String key) {

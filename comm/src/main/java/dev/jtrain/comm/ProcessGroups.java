@@ -16,7 +16,8 @@ import dev.jtrain.comm.transport.Transports;
  * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}, its ranks
  * watching each other's heartbeats ({@link HeartbeatOptions#fromEnv}, {@code JTRAIN_HEARTBEAT_TIMEOUT_MS}). With
  * {@code JTRAIN_CPU_BIND=auto} ({@link TransportOptions#cpuBind}), ranks sharing a host are first bound to disjoint CPUs
- * ({@link CpuBinding}).
+ * ({@link CpuBinding}). The link figures measured at the job's first start are kept in its store
+ * ({@link LinkCostCache}): a group restarted after a failure starts without measuring them again.
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
  * transport and the store connection).
@@ -42,8 +43,16 @@ public final class ProcessGroups {
             // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());
+            String costKey = LinkCostCache.key(rdv.worldSize());
+            if (options.costModel() == null && options.linkCosts() == null && rdv.worldSize() > 1) {
+                options = LinkCostCache.lookup(rdv.connection(), costKey).map(options::withLinkCosts).orElse(options);
+            }
             ProcessGroup g = ProcessGroup.create(transport, options);
             g.closeAlso(rdv);
+            // after group start, which every rank reaches only once all have looked: they all chose alike
+            if (g.rank() == 0 && g.size() > 1 && g.measuredLinkCosts() != null) {
+                LinkCostCache.publish(rdv.connection(), costKey, g.measuredLinkCosts());
+            }
             if (heartbeat.enabled() && g.size() > 1) {
                 HostTopology t = g.topology();
                 PeerHeartbeat beat = PeerHeartbeat.start(rdv.openConnection(heartbeat.timeoutMs()), g.rank(), g.size(),

@@ -218,6 +218,8 @@ public final class Launcher {
             ProcessBuilder pb = new ProcessBuilder(options.command());
             Map<String, String> env = pb.environment();
             env.putAll(extraEnv);
+            String javaOptions = JitPolicy.childJavaOptions(options.nprocPerNode(), env.get("JDK_JAVA_OPTIONS"));
+            if (javaOptions != null) env.put("JDK_JAVA_OPTIONS", javaOptions);
             env.put(RendezvousEnv.RANK, Integer.toString(rank));
             env.put(RendezvousEnv.WORLD_SIZE, Integer.toString(world));
             env.put(RendezvousEnv.JOB_WORLD_SIZE, Integer.toString(options.worldSize()));

@@ -103,12 +103,11 @@ public final class TcpStore implements Store {
             req.write(out);
             StoreFrame resp = StoreFrame.read(in, options.maxBodyBytes());
             if (resp.opcode() != OP_RESPONSE) throw new CommException("store " + op + " key=" + key + ": server sent opcode " + resp.opcode());
+            if (resp.status() == STATUS_OK) return resp.fields();
+            // only an error's first field is its message: an OK reply's may be megabytes of binary value
             String msg = resp.fields().isEmpty() ? "" : StoreFrame.string(resp.fields().get(0));
-            return switch (resp.status()) {
-                case STATUS_OK -> resp.fields();
-                case STATUS_TIMEOUT -> throw new CommTimeoutException(msg);
-                default -> throw new CommException("store " + op + " key=" + key + " failed at " + options.host() + ":" + port() + ": " + msg);
-            };
+            if (resp.status() == STATUS_TIMEOUT) throw new CommTimeoutException(msg);
+            throw new CommException("store " + op + " key=" + key + " failed at " + options.host() + ":" + port() + ": " + msg);
         } catch (SocketTimeoutException e) {
             dropConnection(); // a late reply would be read as the answer to the next request
             throw new CommTimeoutException("store " + op + " key=" + key + ": no reply from " + options.host() + ":" + port()

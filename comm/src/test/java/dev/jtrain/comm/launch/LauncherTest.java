@@ -49,6 +49,19 @@ class LauncherTest {
                 .contains("[launcher]   boom: simulated failure in rank 1");
     }
 
+    /** {@link JitPolicy}: ranks sharing a node get foreground compilation through JDK_JAVA_OPTIONS, a rank alone not. */
+    @Test
+    void ranksSharingTheNodeAreToldToCompileInTheForeground() {
+        int[] status = new int[1];
+        List<String> cmd = List.of("sh", "-c", "echo \"java options: [$JDK_JAVA_OPTIONS]\"");
+        String two = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 0, null, 1_000, cmd), status);
+        assertThat(status[0]).isZero();
+        assertThat(two).contains("[rank 0] java options: [-XX:-BackgroundCompilation]", "[rank 1] java options: [-XX:-BackgroundCompilation]");
+        String one = run(new LaunchOptions(1, 1, 0, "127.0.0.1", 0, 0, null, 1_000, cmd), status);
+        assertThat(status[0]).isZero();
+        assertThat(one).contains("[rank 0] java options: []");
+    }
+
     @Test
     void aRankKilledBySignalIsReportedWithItsSignal() {
         int[] status = new int[1];

@@ -2,6 +2,7 @@ package dev.jtrain.tensor.kernel;
 
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -12,54 +13,71 @@ public final class SoftmaxKernel {
     private SoftmaxKernel() {}
 
     /**
-     * row[0..len) := softmax(scale · row[0..len)); row[len..cols) := 0. Returns nothing; in place.
+     * row[0..len) := softmax(scale · row[0..len)); row[len..cols) := 0. In place. Each pass is one vector loop whose
+     * last vector is masked to the prefix (lanes past len are neither read nor counted), not a vector loop and a
+     * scalar tail: at a causal row's average length of T/2 the scalar tail was a sixth of the exps, and one call
+     * site of {@link VectorMath#exp} keeps the method small enough for C2 to inline it, with no boxed vectors.
+     * Rows shorter than a vector, or whose last vector would run past {@code cols}, take the scalar path.
      */
     public static void softmaxPrefix(float[] row, int ro, int len, int cols, float scale) {
-        int upper = S.loopBound(len);
-        int c = 0;
-        FloatVector vmax = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
-        for (; c < upper; c += S.length()) vmax = vmax.max(FloatVector.fromArray(S, row, ro + c));
-        float max = vmax.reduceLanes(VectorOperators.MAX);
-        for (; c < len; c++) max = Math.max(max, row[ro + c]);
-        float sm = max * scale;
-        FloatVector vs = FloatVector.broadcast(S, scale), vsm = FloatVector.broadcast(S, sm);
-        FloatVector acc = FloatVector.zero(S);
-        for (c = 0; c < upper; c += S.length()) {
-            FloatVector e = VectorMath.exp(FloatVector.fromArray(S, row, ro + c).fma(vs, vsm.neg()));
-            acc = acc.add(e);
-            e.intoArray(row, ro + c);
+        int step = S.length(), end = (len + step - 1) / step * step;
+        if (end > cols || len < step) {
+            scalarSoftmax(row, ro, len, scale);
+        } else {
+            FloatVector vmax = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+            for (int c = 0; c < end; c += step) {
+                VectorMask<Float> m = S.indexInRange(c, len);
+                vmax = vmax.lanewise(VectorOperators.MAX, FloatVector.fromArray(S, row, ro + c, m), m);
+            }
+            float sm = vmax.reduceLanes(VectorOperators.MAX) * scale;
+            FloatVector vs = FloatVector.broadcast(S, scale), vsm = FloatVector.broadcast(S, -sm);
+            FloatVector acc = FloatVector.zero(S);
+            for (int c = 0; c < end; c += step) {
+                VectorMask<Float> m = S.indexInRange(c, len);
+                FloatVector e = VectorMath.exp(FloatVector.fromArray(S, row, ro + c, m).fma(vs, vsm));
+                acc = acc.add(e, m);
+                e.intoArray(row, ro + c, m);
+            }
+            FloatVector inv = FloatVector.broadcast(S, 1f / VectorMath.sum(acc));
+            for (int c = 0; c < end; c += step) FloatVector.fromArray(S, row, ro + c).mul(inv).intoArray(row, ro + c);
         }
-        float sum = VectorMath.sum(acc);
-        for (; c < len; c++) {
-            float e = VectorMath.exp(Math.fma(row[ro + c], scale, -sm));
-            row[ro + c] = e;
-            sum += e;
-        }
-        float inv = 1f / sum;
-        for (c = 0; c < upper; c += S.length()) FloatVector.fromArray(S, row, ro + c).mul(inv).intoArray(row, ro + c);
-        for (; c < len; c++) row[ro + c] *= inv;
         Arrays.fill(row, ro + len, ro + cols, 0f);
+    }
+
+    private static void scalarSoftmax(float[] row, int ro, int len, float scale) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (int c = 0; c < len; c++) max = Math.max(max, row[ro + c]);
+        float sm = max * scale, sum = 0f;
+        for (int c = 0; c < len; c++) sum += row[ro + c] = VectorMath.exp(Math.fma(row[ro + c], scale, -sm));
+        float inv = 1f / sum;
+        for (int c = 0; c < len; c++) row[ro + c] *= inv;
     }
 
     /**
      * Softmax backward over a row prefix: dz = p ⊙ (dp - Σ p·dp) · scale (scale from the pre-softmax scaling).
-     * Writes into dz (may alias dp).
+     * Writes into dz (may alias dp); dz[len..cols) := 0. Vector loops with a masked last vector, as
+     * {@link #softmaxPrefix}.
      */
     public static void softmaxPrefixBackward(float[] p, int po, float[] dp, int dpo, float[] dz, int dzo,
                                              int len, int cols, float scale) {
-        int upper = S.loopBound(len);
-        int c = 0;
-        FloatVector acc = FloatVector.zero(S);
-        for (; c < upper; c += S.length())
-            acc = FloatVector.fromArray(S, p, po + c).fma(FloatVector.fromArray(S, dp, dpo + c), acc);
-        float dot = VectorMath.sum(acc);
-        for (; c < len; c++) dot += p[po + c] * dp[dpo + c];
-        FloatVector vdot = FloatVector.broadcast(S, dot);
-        for (c = 0; c < upper; c += S.length()) {
-            FloatVector pv = FloatVector.fromArray(S, p, po + c);
-            FloatVector.fromArray(S, dp, dpo + c).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + c);
+        int step = S.length(), end = (len + step - 1) / step * step;
+        if (end > cols || len < step) {
+            float dot = 0f;
+            for (int c = 0; c < len; c++) dot += p[po + c] * dp[dpo + c];
+            for (int c = 0; c < len; c++) dz[dzo + c] = p[po + c] * (dp[dpo + c] - dot) * scale;
+        } else {
+            FloatVector acc = FloatVector.zero(S);
+            for (int c = 0; c < end; c += step) { // masked lanes load as zero and add nothing
+                VectorMask<Float> m = S.indexInRange(c, len);
+                acc = FloatVector.fromArray(S, p, po + c, m).fma(FloatVector.fromArray(S, dp, dpo + c, m), acc);
+            }
+            FloatVector vdot = FloatVector.broadcast(S, VectorMath.sum(acc));
+            for (int c = 0; c < end; c += step) {
+                VectorMask<Float> m = S.indexInRange(c, len);
+                FloatVector pv = FloatVector.fromArray(S, p, po + c, m);
+                FloatVector.fromArray(S, dp, dpo + c, m).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + c, m);
+            }
         }
-        for (; c < len; c++) dz[dzo + c] = p[po + c] * (dp[dpo + c] - dot) * scale;
         Arrays.fill(dz, dzo + len, dzo + cols, 0f);
     }
 }

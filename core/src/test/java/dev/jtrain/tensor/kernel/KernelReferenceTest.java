@@ -135,6 +135,36 @@ class KernelReferenceTest {
         }
     }
 
+    /** Past the prefix lies whatever the row held (here NaN): a ragged end read as a vector must not count it. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 9, 16, 33, 65, 300})
+    void softmaxPrefixForwardAndBackwardIgnoreWhatLiesPastThePrefix(int len) {
+        int cols = len + 40;
+        float[] row = randn(cols);
+        float[] orig = row.clone();
+        java.util.Arrays.fill(row, len, cols, Float.NaN);
+        SoftmaxKernel.softmaxPrefix(row, 0, len, cols, 0.7f);
+        double max = Double.NEGATIVE_INFINITY, s = 0;
+        for (int c = 0; c < len; c++) max = Math.max(max, orig[c] * 0.7);
+        for (int c = 0; c < len; c++) s += Math.exp(orig[c] * 0.7 - max);
+        double[] p = new double[len];
+        for (int c = 0; c < len; c++) p[c] = Math.exp(orig[c] * 0.7 - max) / s;
+        for (int c = 0; c < cols; c++) assertThat((double) row[c]).isCloseTo(c < len ? p[c] : 0, within(1e-6));
+
+        float[] dp = randn(cols);
+        float[] dpOrig = dp.clone();
+        java.util.Arrays.fill(dp, len, cols, Float.NaN);
+        float[] dz = new float[cols];
+        java.util.Arrays.fill(dz, Float.NaN);
+        SoftmaxKernel.softmaxPrefixBackward(row, 0, dp, 0, dz, 0, len, cols, 0.7f);
+        double dot = 0;
+        for (int c = 0; c < len; c++) dot += p[c] * dpOrig[c];
+        for (int c = 0; c < cols; c++) {
+            double ref = c < len ? p[c] * (dpOrig[c] - dot) * 0.7 : 0;
+            assertThat((double) dz[c]).isCloseTo(ref, within(1e-6));
+        }
+    }
+
     @Test
     void adamWMatchesReference() {
         int n = 1037;
