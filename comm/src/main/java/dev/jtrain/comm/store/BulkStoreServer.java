@@ -6,7 +6,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
@@ -30,7 +29,8 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
 /**
  * A store server for bulk values (megabytes each, gigabytes in all): the launcher's holder of in-memory checkpoints.
  * It speaks the {@link TcpStoreServer} protocol, so a {@link TcpStore} is its client, but keeps every value off the
- * heap, each in its own arena, read from the socket straight into place and sent back from there. A heap store
+ * heap, each in a block of its own ({@link BlockPool}: recycled when a value of the same size replaces a freed one), read
+ * from the socket straight into place and sent back from there. A heap store
  * copies each value twice more (socket buffer to array, and again when old arrays are compacted) and collects
  * gigabytes of retained arrays, CPU taken from the ranks on the same host (bench/MEASUREMENTS.md, "checkpoint
  * holder").
@@ -47,18 +47,23 @@ public final class BulkStoreServer implements AutoCloseable {
 
     /** One value in its own shared arena; freed under the write lock, read under the read lock. */
     private static final class Value {
-        final Arena arena = Arena.ofShared();
+        final BlockPool pool;
+        final BlockPool.Block block;
         final MemorySegment bytes;
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         private boolean freed; // under the write lock
 
-        Value(long size) { bytes = arena.allocate(Math.max(1, size), 64).asSlice(0, size); }
+        Value(BlockPool pool, long size) {
+            this.pool = pool;
+            this.block = pool.take(size);
+            this.bytes = block.segment();
+        }
 
-        /** Frees the memory once no send holds it; a second call (a delete racing close) does nothing. */
+        /** Gives the memory back once no send holds it; a second call (a delete racing close) does nothing. */
         void free() {
             lock.writeLock().lock();
             try {
-                if (!freed) arena.close();
+                if (!freed) pool.give(block);
                 freed = true;
             } finally {
                 lock.writeLock().unlock();
@@ -73,6 +78,8 @@ public final class BulkStoreServer implements AutoCloseable {
     private final long budgetBytes;
     private final Map<String, Value> values = new ConcurrentHashMap<>();
     private final AtomicLong heldBytes = new AtomicLong();
+    /** Memory of freed values, kept for the next save's (up to half the budget: one step's worth of a typical holder). */
+    private final BlockPool pool;
     private final Object counters = new Object();
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -86,6 +93,7 @@ public final class BulkStoreServer implements AutoCloseable {
         this.maxBodyBytes = maxBodyBytes;
         this.handshakeTimeoutMs = handshakeTimeoutMs;
         this.budgetBytes = budgetBytes;
+        this.pool = new BlockPool(budgetBytes / 2);
         try {
             server = ServerSocketChannel.open();
             server.bind(TcpStoreServer.ANY_ADDRESS.equals(host) ? new InetSocketAddress(port) : new InetSocketAddress(host, port));
@@ -194,7 +202,7 @@ public final class BulkStoreServer implements AutoCloseable {
         return new Request(op, fields);
     }
 
-    private static void readFields(SocketChannel ch, byte op, int count, int body, boolean admitted, List<Object> fields)
+    private void readFields(SocketChannel ch, byte op, int count, int body, boolean admitted, List<Object> fields)
             throws IOException {
         long left = body;
         ByteBuffer len = ByteBuffer.allocate(FIELD_LENGTH_BYTES);
@@ -205,7 +213,7 @@ public final class BulkStoreServer implements AutoCloseable {
             left -= FIELD_LENGTH_BYTES;
             if (n < 0 || n > left) throw new StoreFrame.ProtocolException("field " + i + " length=" + n + " exceeds the body");
             if (op == OP_SET && i == 1 && admitted) {
-                Value v = new Value(n);
+                Value v = new Value(pool, n);
                 fields.add(v); // freed by the caller if the rest fails
                 readFully(ch, v.bytes.asByteBuffer());
             } else {
@@ -284,7 +292,7 @@ public final class BulkStoreServer implements AutoCloseable {
                     }
                     now = Math.addExact(was, delta);
                     byte[] digits = Long.toString(now).getBytes(StandardCharsets.US_ASCII);
-                    Value v = new Value(digits.length);
+                    Value v = new Value(pool, digits.length);
                     MemorySegment.copy(MemorySegment.ofArray(digits), 0, v.bytes, 0, digits.length);
                     put(r.string(0), v);
                 }
@@ -367,5 +375,12 @@ public final class BulkStoreServer implements AutoCloseable {
         values.values().forEach(Value::free);
         values.clear();
         heldBytes.set(0);
+        pool.close();
     }
+
+    /** Bytes of freed values kept for reuse (not counted as held). */
+    long pooledBytes() { return pool.pooledBytes(); }
+
+    /** {values whose memory was recycled, values that needed new memory}. */
+    long[] blockCounts() { return pool.counts(); }
 }

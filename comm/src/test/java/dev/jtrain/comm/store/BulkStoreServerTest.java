@@ -53,6 +53,41 @@ class BulkStoreServerTest {
         assertThat(server.heldBytes()).isEqualTo(1);
     }
 
+    /** A checkpoint step replacing the last: its values land in the freed values' memory, and read back as sent. */
+    @Test
+    void theMemoryOfFreedValuesServesTheNextValuesOfTheSameSize() {
+        client = connect(64L << 20, "bulk-token");
+        Random rnd = new Random(11);
+        byte[][] step1 = {new byte[4 << 20], new byte[(1 << 20) + 5]};
+        for (byte[] b : step1) rnd.nextBytes(b);
+        client.set("s1/c0", step1[0]);
+        client.set("s1/c1", step1[1]);
+        client.delete("s1/c0");
+        client.delete("s1/c1");
+        assertThat(server.pooledBytes()).isEqualTo((4 << 20) + (1 << 20) + 5);
+        byte[][] step2 = {new byte[4 << 20], new byte[(1 << 20) + 5]};
+        for (byte[] b : step2) rnd.nextBytes(b);
+        client.set("s2/c0", step2[0]);
+        client.set("s2/c1", step2[1]);
+        assertThat(server.blockCounts()).as("{recycled, allocated}").containsExactly(2, 2);
+        assertThat(server.pooledBytes()).isZero();
+        assertThat(Arrays.equals(client.get("s2/c0", 0), step2[0])).isTrue();
+        assertThat(Arrays.equals(client.get("s2/c1", 0), step2[1])).isTrue();
+        client.set("other", new byte[3 << 20]); // no freed value of that size
+        assertThat(server.blockCounts()).containsExactly(2, 3);
+    }
+
+    /** What stays resident unused is bounded: half the budget. */
+    @Test
+    void freedMemoryBeyondHalfTheBudgetIsReleased() {
+        client = connect(8L << 20, "bulk-token");
+        client.set("a", new byte[3 << 20]);
+        client.set("b", new byte[3 << 20]);
+        client.delete("a");
+        client.delete("b"); // 6 MiB freed, 4 MiB may stay
+        assertThat(server.pooledBytes()).isEqualTo(3 << 20);
+    }
+
     @Test
     void aValueBeyondTheBudgetIsRefusedWithTheFiguresAndNothingIsKept() {
         client = connect(1 << 20, "bulk-token");
