@@ -7,9 +7,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
-
 /**
  * Element-wise reductions over segments, dispatched once per call by dtype (one kernel class per dtype keeps each
  * loop monomorphic). Also the float32 &lt;-&gt; bfloat16 codec of the compressed wire format.
@@ -57,14 +54,10 @@ public final class ReduceKernels {
     }
 
     /** float32 -> bfloat16, round to nearest even. */
-    public static void compressBf16(MemorySegment f32, MemorySegment bf16, long count) {
-        for (long i = 0; i < count; i++) bf16.set(JAVA_SHORT_UNALIGNED, 2 * i, Bf16ReduceKernel.encode(f32.get(JAVA_FLOAT_UNALIGNED, 4 * i)));
-    }
+    public static void compressBf16(MemorySegment f32, MemorySegment bf16, long count) { Bf16ReduceKernel.compress(f32, bf16, count); }
 
     /** bfloat16 -> float32 (exact). */
-    public static void expandBf16(MemorySegment bf16, MemorySegment f32, long count) {
-        for (long i = 0; i < count; i++) f32.set(JAVA_FLOAT_UNALIGNED, 4 * i, Bf16ReduceKernel.decode(bf16.get(JAVA_SHORT_UNALIGNED, 2 * i)));
-    }
+    public static void expandBf16(MemorySegment bf16, MemorySegment f32, long count) { Bf16ReduceKernel.expand(bf16, f32, count); }
 
     /** Scalar bfloat16 helpers for references and tests. */
     public static float bf16ToFloat(short bits) { return Bf16ReduceKernel.decode(bits); }

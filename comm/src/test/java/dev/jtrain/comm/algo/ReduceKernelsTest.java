@@ -42,6 +42,50 @@ class ReduceKernelsTest {
         }
     }
 
+    /**
+     * The bfloat16 wire codec (vector body, scalar tail) against the scalar encode/decode, bit for bit: random values
+     * and the cases rounding gets wrong first (ties both ways, a carry into the exponent, NaN, infinities, subnormals,
+     * signed zeros), at lengths around the vector width.
+     */
+    @Test
+    void bf16CodecAndAvgDivisionMatchTheScalarDefinitionBitForBit() {
+        SplittableRandom rnd = new SplittableRandom(SEED);
+        float[] special = {1.0f + 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-7f, 0x1.fffffep0f, -0x1.ff8p3f, Float.NaN,
+                Float.intBitsToFloat(0x7F800001), Float.intBitsToFloat(0xFFC00000), Float.POSITIVE_INFINITY,
+                Float.NEGATIVE_INFINITY, Float.MIN_VALUE, -Float.MIN_NORMAL, 0f, -0f, Float.MAX_VALUE, 3.4e38f};
+        for (int n : new int[] {0, 1, 7, 15, 16, 17, 31, 33, 100, 4099}) {
+            MemorySegment f32 = MemorySegment.ofArray(new float[Math.max(1, n)]).asSlice(0, 4L * n);
+            for (int i = 0; i < n; i++) {
+                float v = i < special.length && n > 16 ? special[i] : (float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(-30, 30)));
+                f32.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, v);
+            }
+            MemorySegment wire = MemorySegment.ofArray(new short[Math.max(1, n)]).asSlice(0, 2L * n);
+            ReduceKernels.compressBf16(f32, wire, n);
+            for (int i = 0; i < n; i++) {
+                float v = f32.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+                assertThat(wire.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)).as("compress n=%d i=%d %s", n, i, v)
+                        .isEqualTo(ReduceKernels.floatToBf16(v));
+            }
+            MemorySegment back = MemorySegment.ofArray(new float[Math.max(1, n)]).asSlice(0, 4L * n);
+            ReduceKernels.expandBf16(wire, back, n);
+            for (int i = 0; i < n; i++) {
+                short w = wire.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i);
+                assertThat(Float.floatToRawIntBits(back.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i))).as("expand n=%d i=%d", n, i)
+                        .isEqualTo(Float.floatToRawIntBits(ReduceKernels.bf16ToFloat(w)));
+            }
+            for (int divisor : new int[] {3, 4, 7}) {
+                MemorySegment avg = MemorySegment.ofArray(new short[Math.max(1, n)]).asSlice(0, 2L * n);
+                avg.copyFrom(wire);
+                ReduceKernels.divide(DType.BFLOAT16, avg, n, divisor);
+                for (int i = 0; i < n; i++) {
+                    float x = ReduceKernels.bf16ToFloat(wire.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+                    assertThat(avg.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i)).as("divide by %d n=%d i=%d %s", divisor, n, i, x)
+                            .isEqualTo(ReduceKernels.floatToBf16(x / divisor));
+                }
+            }
+        }
+    }
+
     @Test
     void bf16RoundsToNearestEvenAndKeepsNaN() {
         assertThat(ReduceKernels.floatToBf16(1.0f)).isEqualTo((short) 0x3F80);
