@@ -14,11 +14,14 @@ import java.util.Optional;
  * CPUs with their own JIT compilers while the job stands still. The links between the same kind of hosts do not
  * change when a process dies; a group whose link classes the figures do not cover measures as before.
  *
- * <p>Keyed by world size: every rank computes the same key, so every rank makes the same choice (which must be
- * collective). Rank 0 publishes after group start, when every rank has already looked.
+ * <p>Keyed by world size. Whether to measure is a collective choice: rank 0 alone looks, and the group start hands
+ * its answer to every rank. Rank 0 publishes what it measured after group start. Publishing is best effort: the
+ * figures only save time.
  */
 final class LinkCostCache {
     private static final int VERSION = 1;
+    /** Encoded size: version, which classes are present, then four numbers per class. */
+    static final int BYTES = 2 + 2 * 32;
 
     private LinkCostCache() {}
 
@@ -26,23 +29,26 @@ final class LinkCostCache {
         return "jtrain/link-costs/v" + VERSION + "/world" + worldSize;
     }
 
-    /** The figures published under {@code key}, if any (never waits). */
+    /** The figures published under {@code key}, if any (never waits); none when the store cannot say. */
     static Optional<LinkCosts> lookup(Store jobStore, String key) {
-        byte[] b;
         try {
-            b = jobStore.get(key, 0);
-        } catch (CommTimeoutException absent) {
+            return Optional.of(decode(jobStore.get(key, 0)));
+        } catch (CommException absentUnreachableOrForeign) { // measuring again is always correct
             return Optional.empty();
         }
-        return Optional.of(decode(b));
     }
 
+    /** Keeps {@code costs} for a restart; a store that refuses only costs that restart the measurement. */
     static void publish(Store jobStore, String key, LinkCosts costs) {
-        jobStore.set(key, encode(costs));
+        try {
+            jobStore.set(key, encode(costs));
+        } catch (CommException notKept) {
+            // the next start measures again
+        }
     }
 
     static byte[] encode(LinkCosts c) {
-        ByteBuffer b = ByteBuffer.allocate(2 + 2 * 32);
+        ByteBuffer b = ByteBuffer.allocate(BYTES);
         b.put((byte) VERSION);
         b.put((byte) ((c.intraHost() != null ? 1 : 0) | (c.interHost() != null ? 2 : 0)));
         put(b, c.intraHost());
@@ -51,7 +57,7 @@ final class LinkCostCache {
     }
 
     static LinkCosts decode(byte[] bytes) {
-        if (bytes.length != 2 + 2 * 32 || bytes[0] != VERSION) {
+        if (bytes.length != BYTES || bytes[0] != VERSION) {
             throw new CommException("link cost figures in the job's store have an unknown format (" + bytes.length
                     + " bytes, version " + (bytes.length > 0 ? bytes[0] : -1) + "): was the job restarted by another jtrain version?");
         }

@@ -6,6 +6,7 @@ import dev.jtrain.comm.algo.AllGatherAlgorithm;
 import dev.jtrain.comm.algo.AllReduceAlgorithm;
 import dev.jtrain.comm.algo.AllToAllAlgorithm;
 import dev.jtrain.comm.algo.BarrierAlgorithm;
+import dev.jtrain.comm.algo.BinomialBroadcast;
 import dev.jtrain.comm.algo.BroadcastAlgorithm;
 import dev.jtrain.comm.algo.Collective;
 import dev.jtrain.comm.algo.CollectiveContext;
@@ -26,6 +27,7 @@ import dev.jtrain.comm.transport.Transport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -214,7 +216,7 @@ public final class ProcessGroup implements AutoCloseable {
                 intraHostCost = interHostCost = given;
                 return;
             }
-            CostModelProbe.LinkCosts costs = options.linkCosts();
+            CostModelProbe.LinkCosts costs = size() > 1 ? rankZerosLinkCosts() : options.linkCosts();
             if (costs == null || !covers(costs, topo)) {
                 costs = CostModelProbe.measure(engine.context(DType.FLOAT32, null), localChunkChoice(),
                         topo.intraHostPair(), topo.interHostPair());
@@ -234,6 +236,25 @@ public final class ProcessGroup implements AutoCloseable {
             useChunk(costModel);
         }
         nameHostsInErrors();
+    }
+
+    /**
+     * Rank 0's {@link ProcessGroupOptions#linkCosts}, on every rank: whether to measure is a collective choice, so it
+     * is rank 0's alone (only rank 0 looks in the job's store, {@link ProcessGroups}). Part of group start.
+     */
+    private CostModelProbe.LinkCosts rankZerosLinkCosts() {
+        CollectiveContext c = engine.context(DType.FLOAT32, null);
+        MemorySegment seg = c.scratch(2, 1 + LinkCostCache.BYTES);
+        CostModelProbe.LinkCosts mine = options.linkCosts();
+        if (rank() == 0) {
+            seg.set(ValueLayout.JAVA_BYTE, 0, (byte) (mine == null ? 0 : 1));
+            if (mine != null) MemorySegment.copy(MemorySegment.ofArray(LinkCostCache.encode(mine)), 0, seg, 1, LinkCostCache.BYTES);
+        }
+        BinomialBroadcast.INSTANCE.broadcast(c, seg, 0);
+        if (seg.get(ValueLayout.JAVA_BYTE, 0) == 0) return null;
+        byte[] b = new byte[LinkCostCache.BYTES];
+        MemorySegment.copy(seg, 1, MemorySegment.ofArray(b), 0, LinkCostCache.BYTES);
+        return LinkCostCache.decode(b);
     }
 
     /** Whether figures from an earlier start have every link class {@code topo} has (all ranks decide alike). */

@@ -24,8 +24,9 @@ import java.util.Map;
  * @param topology    which ranks share a host; null means exchange host identities at group start (with both this
  *                    and a cost model given, creating a group sends nothing)
  * @param linkCosts   figures per link class measured by an earlier start of this job ({@link LinkCostCache}): used
- *                    instead of measuring when they cover the link classes the group has; null means measure.
- *                    Every rank must pass the same value (the choice to measure is collective). A cost model wins.
+ *                    instead of measuring when they cover the link classes the group has; null means measure. Rank
+ *                    0's value counts, handed to every rank at group start (the choice to measure is collective). A
+ *                    cost model wins.
  */
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
                                   long chunkBytes, CostModel costModel, HostTopology topology, LinkCosts linkCosts) {

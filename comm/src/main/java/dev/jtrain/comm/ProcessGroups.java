@@ -44,12 +44,12 @@ public final class ProcessGroups {
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());
             String costKey = LinkCostCache.key(rdv.worldSize());
-            if (options.costModel() == null && options.linkCosts() == null && rdv.worldSize() > 1) {
+            // rank 0 alone looks; the group start hands its choice to every rank (ProcessGroupOptions.linkCosts)
+            if (rdv.rank() == 0 && options.costModel() == null && options.linkCosts() == null && rdv.worldSize() > 1) {
                 options = LinkCostCache.lookup(rdv.connection(), costKey).map(options::withLinkCosts).orElse(options);
             }
             ProcessGroup g = ProcessGroup.create(transport, options);
             g.closeAlso(rdv);
-            // after group start, which every rank reaches only once all have looked: they all chose alike
             if (g.rank() == 0 && g.size() > 1 && g.measuredLinkCosts() != null) {
                 LinkCostCache.publish(rdv.connection(), costKey, g.measuredLinkCosts());
             }

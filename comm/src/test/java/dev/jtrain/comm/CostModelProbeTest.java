@@ -59,4 +59,20 @@ class CostModelProbeTest {
         assertThat(seen[2]).isEqualTo(seen[0]);
         assertThat(measured[0].intraHost()).isEqualTo(seen[0]);
     }
+
+    /** Only rank 0 looks in the job's store: its answer, not each rank's options, decides for the whole group. */
+    @Test
+    @Timeout(30)
+    void rankZerosFiguresDecideForEveryRank() throws Exception {
+        CostModel earlier = new CostModel(7e-6, 3e-10, 2e-11, 1 << 20);
+        CostModel[] seen = new CostModel[3];
+        LocalRanks.run(3, rank -> rank == 0 ? ProcessGroupOptions.defaults().withLinkCosts(new LinkCosts(earlier, null))
+                : ProcessGroupOptions.defaults(), 10_000, g -> seen[g.rank()] = g.costModel());
+        assertThat(seen).containsOnly(earlier);
+        seen[0] = null;
+        LocalRanks.run(3, rank -> rank == 0 ? ProcessGroupOptions.defaults()
+                : ProcessGroupOptions.defaults().withLinkCosts(new LinkCosts(earlier, null)), 10_000, g -> seen[g.rank()] = g.costModel());
+        assertThat(seen[0]).isNotEqualTo(earlier);
+        assertThat(seen).containsOnly(seen[0]);
+    }
 }

@@ -21,13 +21,19 @@ final class LocalRanks {
     static ProcessGroupOptions options() { return ProcessGroupOptions.defaults().withCostModel(MODEL); }
 
     static void run(int p, ProcessGroupOptions options, long transportTimeoutMs, Body body) throws Exception {
+        run(p, rank -> options, transportTimeoutMs, body);
+    }
+
+    /** As {@link #run(int, ProcessGroupOptions, long, Body)}, with each rank's own options. */
+    static void run(int p, java.util.function.IntFunction<ProcessGroupOptions> optionsOf, long transportTimeoutMs, Body body)
+            throws Exception {
         LocalTransport[] t = LocalTransport.createGroup(p, transportTimeoutMs);
         AtomicReferenceArray<Throwable> errors = new AtomicReferenceArray<>(p);
         List<Thread> threads = new ArrayList<>();
         for (int r = 0; r < p; r++) {
             int rank = r;
             Thread th = Thread.ofPlatform().name("rank-" + r).start(() -> {
-                try (ProcessGroup g = ProcessGroup.create(t[rank], options)) {
+                try (ProcessGroup g = ProcessGroup.create(t[rank], optionsOf.apply(rank))) {
                     body.run(g);
                 } catch (Throwable e) {
                     errors.set(rank, e);

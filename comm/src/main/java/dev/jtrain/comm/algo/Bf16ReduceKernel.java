@@ -26,8 +26,11 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  */
 final class Bf16ReduceKernel {
     private static final VectorSpecies<Integer> SI = IntVector.SPECIES_PREFERRED;
-    /** Half as wide as {@link #SI}: the bfloat16 lanes of one int vector's worth of float32. */
-    private static final VectorSpecies<Short> SS = VectorSpecies.of(short.class, VectorShape.forBitSize(SI.vectorBitSize() / 2));
+    /**
+     * Half as wide as {@link #SI}: the bfloat16 lanes of one int vector's worth of float32; null where no such shape
+     * exists (an int vector under 128 bits), and then the conversions run their scalar loops.
+     */
+    private static final VectorSpecies<Short> SS = halfShorts();
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ByteOrder NATIVE = ByteOrder.nativeOrder(); // as JAVA_FLOAT_UNALIGNED / JAVA_SHORT_UNALIGNED
 
@@ -53,17 +56,23 @@ final class Bf16ReduceKernel {
         }
     }
 
+    private static VectorSpecies<Short> halfShorts() {
+        if (SI.vectorBitSize() < 128) return null;
+        VectorSpecies<Short> s = VectorSpecies.of(short.class, VectorShape.forBitSize(SI.vectorBitSize() / 2));
+        return s.length() == SI.length() ? s : null;
+    }
+
     /** {@code buf[i] = encode(decode(buf[i]) / divisor)}: the final step of AVG, on the bfloat16 result. */
     static void divide(MemorySegment buf, long count, int divisor) {
         FloatVector d = FloatVector.broadcast(SI.withLanes(float.class), (float) divisor);
-        long n = SI.loopBound(count), i = 0;
+        long n = SS == null ? 0 : SI.loopBound(count), i = 0;
         for (; i < n; i += SI.length()) narrow(widen(buf, i).reinterpretAsFloats().div(d), buf, i);
         for (; i < count; i++) buf.set(JAVA_SHORT_UNALIGNED, 2 * i, encode(decode(buf.get(JAVA_SHORT_UNALIGNED, 2 * i)) / divisor));
     }
 
     /** float32 to bfloat16, round to nearest even ({@link #encode} per element). */
     static void compress(MemorySegment f32, MemorySegment bf16, long count) {
-        long n = SI.loopBound(count), i = 0;
+        long n = SS == null ? 0 : SI.loopBound(count), i = 0;
         for (; i < n; i += SI.length()) narrow(FloatVector.fromMemorySegment(SI.withLanes(float.class), f32, 4 * i, NATIVE), bf16, i);
         for (; i < count; i++) bf16.set(JAVA_SHORT_UNALIGNED, 2 * i, encode(f32.get(JAVA_FLOAT_UNALIGNED, 4 * i)));
     }

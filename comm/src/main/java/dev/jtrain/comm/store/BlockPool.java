@@ -3,7 +3,9 @@ package dev.jtrain.comm.store;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -12,7 +14,7 @@ import java.util.Map;
  * when a newer step lands. A fresh block costs the holder's CPU three passes over its bytes before the socket's
  * bytes even arrive: the kernel's page faults, their zeroing, and the JDK's zeroing of every new allocation; all of
  * it taken from the ranks on the same host. A recycled block costs none of that. Blocks beyond {@code maxPooledBytes}
- * are freed, so at most that much stays resident unused.
+ * are freed, so at most that much stays resident unused, and {@link #trimTo} frees more when new memory is needed.
  *
  * <p>Threading: safe for concurrent use.
  */
@@ -38,6 +40,7 @@ final class BlockPool implements AutoCloseable {
         synchronized (this) {
             ArrayDeque<Block> q = free.get(size);
             Block b = q == null ? null : q.pollLast();
+            if (q != null && q.isEmpty()) free.remove(size);
             if (b != null) {
                 pooledBytes -= size;
                 reused++;
@@ -52,13 +55,31 @@ final class BlockPool implements AutoCloseable {
     /** Takes {@code b} back for reuse, or frees it when the pool is full or closed. */
     void give(Block b) {
         synchronized (this) {
-            if (!closed && pooledBytes + b.size() <= maxPooledBytes) {
+            if (!closed && b.size() > 0 && pooledBytes + b.size() <= maxPooledBytes) {
                 free.computeIfAbsent(b.size(), s -> new ArrayDeque<>()).addLast(b);
                 pooledBytes += b.size();
                 return;
             }
         }
         b.arena().close();
+    }
+
+    /**
+     * Frees pooled blocks, largest first, until at most {@code maxBytes} stay: what a holder does before taking new
+     * memory, so that what it holds and what it keeps for reuse stay within its budget together.
+     */
+    void trimTo(long maxBytes) {
+        List<Block> freed = new ArrayList<>();
+        synchronized (this) {
+            while (pooledBytes > Math.max(0, maxBytes) && !free.isEmpty()) {
+                Long largest = free.keySet().stream().max(Long::compare).orElseThrow();
+                ArrayDeque<Block> q = free.get(largest);
+                freed.add(q.pollLast());
+                if (q.isEmpty()) free.remove(largest);
+                pooledBytes -= largest;
+            }
+        }
+        freed.forEach(b -> b.arena().close());
     }
 
     synchronized long pooledBytes() { return pooledBytes; }

@@ -45,7 +45,7 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
 public final class BulkStoreServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BulkStoreServer.class);
 
-    /** One value in its own shared arena; freed under the write lock, read under the read lock. */
+    /** One value in a block of its own (perhaps a freed value's, recycled); given back under the write lock, read under the read lock. */
     private static final class Value {
         final BlockPool pool;
         final BlockPool.Block block;
@@ -214,6 +214,7 @@ public final class BulkStoreServer implements AutoCloseable {
             if (n < 0 || n > left) throw new StoreFrame.ProtocolException("field " + i + " length=" + n + " exceeds the body");
             if (op == OP_SET && i == 1 && admitted) {
                 Value v = new Value(pool, n);
+                pool.trimTo(budgetBytes - heldBytes.get() - n); // held and kept-for-reuse within the budget together
                 fields.add(v); // freed by the caller if the rest fails
                 readFully(ch, v.bytes.asByteBuffer());
             } else {

@@ -86,6 +86,13 @@ class BulkStoreServerTest {
         client.delete("a");
         client.delete("b"); // 6 MiB freed, 4 MiB may stay
         assertThat(server.pooledBytes()).isEqualTo(3 << 20);
+        client.set("c", new byte[5 << 20]); // another size: 5 held + 3 kept = the budget
+        assertThat(server.pooledBytes()).isEqualTo(3 << 20);
+        client.set("d", new byte[2 << 20]); // 7 held: what is kept for reuse goes
+        assertThat(server.pooledBytes()).isZero();
+        client.set("e", new byte[0]);
+        client.delete("e");
+        assertThat(server.pooledBytes()).isZero();
     }
 
     @Test
