@@ -22,7 +22,7 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  * {@code x << 16} is element 2k as float bits and {@code x & 0xFFFF0000} is element 2k+1 — no shuffles needed.
  * The rounding conversions to the bfloat16 wire form ({@link #compress} and the AVG division) narrow a lane at a time
  * ({@code vpmovdw} on x86) and give the same bits as the scalar {@link #encode}: they run over every gradient of every
- * step that uses the bf16 wire (10.8M elements of `small`: compress 6.1 -> 2.8 ms, divide 12.5 -> 0.9 ms here).
+ * step that uses the bf16 wire (figures: bench/MEASUREMENTS.md, "Where the CPU goes").
  */
 final class Bf16ReduceKernel {
     private static final VectorSpecies<Integer> SI = IntVector.SPECIES_PREFERRED;
@@ -78,8 +78,8 @@ final class Bf16ReduceKernel {
     }
 
     /**
-     * bfloat16 to float32, exact ({@link #decode} per element). A plain loop: C2 vectorizes it by itself, and faster
-     * than {@link #widen} (3.4 against 5.5 ms for 10.8M elements here).
+     * bfloat16 to float32, exact ({@link #decode} per element). A plain loop: C2 vectorizes it by itself, and it ran
+     * faster than {@link #widen} here.
      */
     static void expand(MemorySegment bf16, MemorySegment f32, long count) {
         for (long i = 0; i < count; i++) f32.set(JAVA_FLOAT_UNALIGNED, 4 * i, decode(bf16.get(JAVA_SHORT_UNALIGNED, 2 * i)));

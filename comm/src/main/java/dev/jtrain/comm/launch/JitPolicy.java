@@ -5,10 +5,9 @@ package dev.jtrain.comm.launch;
  * threads compete with the other ranks' busy threads for cores. By default a method waiting in the compile queue
  * keeps running in the interpreter or in C1 code, and for Vector API kernels that is tens of times slower than the
  * C2 code it waits for (the vector intrinsics exist only in C2), while taking the CPU the compile needs. Compiling in
- * the foreground ({@code -XX:-BackgroundCompilation}) makes the thread wait for the compile instead. Measured here
- * (bench/MEASUREMENTS.md, "JIT on shared cores"): the first training step of two fresh `small` ranks on one core took
- * 4.6 s instead of 6.1, on two cores 2.5 s instead of 3.8; the steady state is the same. With a core to spare for the
- * compiler (one rank alone) background compilation is faster, so it stays.
+ * the foreground ({@code -XX:-BackgroundCompilation}) makes the thread wait for the compile instead, which shortens a
+ * fresh rank's first steps by about a third and leaves the steady state as it was (bench/MEASUREMENTS.md, "JIT on
+ * shared cores"). With a core to spare for the compiler (one rank alone) background compilation is faster, so it stays.
  *
  * <p>The launcher passes the option through {@code JDK_JAVA_OPTIONS}, which every {@code java} it starts reads, so
  * it reaches ranks whatever their command line; a user's own setting of the option wins.
