@@ -125,7 +125,7 @@ final class CheckpointLoader {
 
         Map<String, Integer> roots = group != null && options.broadcast() && world > 1 ? broadcastRoots(local) : Map.of();
         List<String> rangeKeys = local.shards().stream().map(PlannedShard::rangeKey).toList();
-        LoadPlanner.ReadPlan rp = LoadPlanner.readPlan(plans, rangeKeys, roots, rank);
+        LoadPlanner.ReadPlan rp = LoadPlanner.readPlan(plans, rangeKeys, roots, rank, settings.broadcastBatchBytes());
         int[] rootOf = rp.rootOf();
         List<CheckpointMetadata.Piece> own = rp.own();
         ReadLayout layout = rp.layout();
@@ -157,10 +157,11 @@ final class CheckpointLoader {
                 error = failure(e);
                 reader.cancel();
             }
-            // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast as soon as i is
-            //    read and verified, then reads i+1 while i travels (and the other ranks issue their receives up front),
-            //    so disk reads and broadcasts overlap instead of running one after the other. A reader that failed still
-            //    broadcasts (garbage) to keep every rank's collectives in step; the agreement below then rejects the load.
+            // 2. Shared shards, in plan order on every rank: the reader of shard i issues its broadcast (or its batch's,
+            //    when i completes one) as soon as i is read and verified, then reads i+1 while i travels (and the other
+            //    ranks issue their receives up front), so disk reads and broadcasts overlap instead of running one after
+            //    the other. A reader that failed still broadcasts (garbage) to keep every rank's collectives in step; the
+            //    agreement below then rejects the load.
             long broadcastBytes = 0;
             for (int i = 0; i < plans.size(); i++) {
                 if (rootOf[i] < 0) continue;
@@ -181,7 +182,8 @@ final class CheckpointLoader {
                 } else {
                     broadcastBytes += region.byteSize();
                 }
-                if (p.shard().length() > 0) inFlight.add(group.broadcastAsync(region, p.shard().length(), DType.FLOAT32, rootOf[i]));
+                LoadPlanner.Batch b = rp.issueAt()[i];
+                if (b != null) inFlight.add(group.broadcastAsync(stage.asSlice(b.stageAt(), 4 * b.floats()), b.floats(), DType.FLOAT32, b.root()));
             }
             long r1 = System.nanoTime();
             spans.span("ckpt load read+verify", r0, r1);
@@ -222,7 +224,7 @@ final class CheckpointLoader {
             }
             long t1 = System.nanoTime();
             spans.span("ckpt load apply", b1, t1);
-            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, r1 - r0, t1 - t0, reader.directBytes(),
+            return new LoadReport(m.step(), dir, m.worldSize(), bytesRead, broadcastBytes, inFlight.size(), r1 - r0, t1 - t0, reader.directBytes(),
                     List.of());
         } finally {
             if (!applied) swaps.undo(); // the reader is closed (joined) by now; staging still holds the old values

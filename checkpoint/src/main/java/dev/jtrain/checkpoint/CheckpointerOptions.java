@@ -16,16 +16,30 @@ import java.util.Properties;
  * @param loadLeadBytes how far the load's reader may run ahead of the checksumming thread before landed ranges are
  *                     deferred to a copy after the agreement instead of swapped in as they land; 0 = two read
  *                     chunks. {@code Long.MAX_VALUE} always swaps, -1 always defers (tests pin either path).
+ * @param broadcastBatchBytes a broadcast load sends shards smaller than this in batches of up to this many bytes
+ *                     (see {@code LoadPlanner.readPlan}); 0 = one broadcast per shard
  */
-public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter, long loadLeadBytes) {
+public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter, long loadLeadBytes,
+                                  long broadcastBatchBytes) {
+    /** Default {@link #broadcastBatchBytes}: a few milliseconds of a slow inter-host link, far above its latency. */
+    public static final long BROADCAST_BATCH_BYTES = 4L << 20;
+
+    public CheckpointerOptions {
+        if (broadcastBatchBytes < 0) throw new IllegalArgumentException("broadcastBatchBytes must be >= 0: " + broadcastBatchBytes);
+    }
+
     public CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter) {
-        this(directIo, hugePages, nativeWriter, 0);
+        this(directIo, hugePages, nativeWriter, 0, BROADCAST_BATCH_BYTES);
     }
 
     public static CheckpointerOptions defaults() { return new CheckpointerOptions(true, true, true); }
 
     public CheckpointerOptions withLoadLeadBytes(long bytes) {
-        return new CheckpointerOptions(directIo, hugePages, nativeWriter, bytes);
+        return new CheckpointerOptions(directIo, hugePages, nativeWriter, bytes, broadcastBatchBytes);
+    }
+
+    public CheckpointerOptions withBroadcastBatchBytes(long bytes) {
+        return new CheckpointerOptions(directIo, hugePages, nativeWriter, loadLeadBytes, bytes);
     }
 
     /**

@@ -41,9 +41,14 @@ final class LoadPlanner {
      * @param inPlace      per shard plan: the root broadcasts straight from the piece (the piece is the shard)
      * @param swappable    own pieces that feed exactly one live range and no broadcast: swapped into the live buffer as
      *                     they land (the rest are copied after the ranks agree)
+     * @param issueAt      per shard plan: the broadcast to issue once this shard is in place (it is the last shard of
+     *                     that batch in plan order), or null
      */
     record ReadPlan(int[] rootOf, List<CheckpointMetadata.Piece> own, ReadLayout layout, long stagingBytes, long[] regionAt,
-                    boolean[] inPlace, Map<CheckpointMetadata.Piece, SwapTarget> swappable) {}
+                    boolean[] inPlace, Map<CheckpointMetadata.Piece, SwapTarget> swappable, Batch[] issueAt) {}
+
+    /** One broadcast: {@code floats} contiguous elements at staging offset {@code stageAt}, sent by {@code root}. */
+    record Batch(int root, long stageAt, long floats) {}
 
     /** The live range an own piece is swapped into. */
     record SwapTarget(Source source, TensorShard shard) {}
@@ -52,10 +57,19 @@ final class LoadPlanner {
      * Read order and staging for {@code plans}: own pieces file by file in file order (sequential reads), rank r
      * starting at the r-th file; then the pieces of the shards this rank broadcasts, in plan order.
      *
-     * @param rangeKeys per plan, the key of its range (to look up {@code roots})
-     * @param roots     broadcast root per replicated range key ({@link #broadcastRoots}); empty without broadcast
+     * <p>Broadcast shards smaller than {@code batchBytes} travel in batches: each root's small shards, in plan order,
+     * fill contiguous staging regions of up to {@code batchBytes} (laid out alike on every rank), and each region goes
+     * in one broadcast once its last shard is read. A model's state is mostly small tensors (norms, biases, each
+     * parameter's optimizer moments), and n broadcasts of S bytes in all cost n·α + S/β (Hockney): one per tensor
+     * puts hundreds of latencies, each paid on every hop of the broadcast, in front of a transfer that batching leaves
+     * as it is (bench/MEASUREMENTS.md, "Where a restarted rank's time goes"). Larger shards are still broadcast
+     * alone, straight from the piece the root read when the piece is the shard, and keep overlapping the reads.
+     *
+     * @param rangeKeys  per plan, the key of its range (to look up {@code roots})
+     * @param roots      broadcast root per replicated range key ({@link #broadcastRoots}); empty without broadcast
+     * @param batchBytes largest broadcast batch of small shards; 0 = one broadcast per shard
      */
-    static ReadPlan readPlan(List<ShardPlan> plans, List<String> rangeKeys, Map<String, Integer> roots, int rank) {
+    static ReadPlan readPlan(List<ShardPlan> plans, List<String> rangeKeys, Map<String, Integer> roots, int rank, long batchBytes) {
         int[] rootOf = new int[plans.size()];
         for (int i = 0; i < plans.size(); i++) {
             Integer r = roots.get(rangeKeys.get(i));
@@ -82,8 +96,36 @@ final class LoadPlanner {
         long size = layout.size();
         long[] regionAt = new long[plans.size()];
         boolean[] inPlace = new boolean[plans.size()];
+        Batch[] issueAt = new Batch[plans.size()];
+        // Small shards into batches per root (plan order); a batch's members are laid out back to back, batch by batch.
+        Map<Integer, List<Integer>> open = new HashMap<>();
+        List<List<Integer>> batched = new ArrayList<>();
+        Map<Integer, Long> openBytes = new HashMap<>();
         for (int i = 0; i < plans.size(); i++) {
-            if (rootOf[i] < 0) continue;
+            long bytes = 4L * plans.get(i).shard().length();
+            if (rootOf[i] < 0 || bytes == 0 || bytes >= batchBytes) continue;
+            List<Integer> b = open.get(rootOf[i]);
+            if (b == null || openBytes.get(rootOf[i]) + bytes > batchBytes) {
+                b = new ArrayList<>();
+                batched.add(b);
+                open.put(rootOf[i], b);
+                openBytes.put(rootOf[i], 0L);
+            }
+            b.add(i);
+            openBytes.merge(rootOf[i], bytes, Long::sum);
+        }
+        boolean[] inBatch = new boolean[plans.size()];
+        for (List<Integer> b : batched) {
+            long base = size;
+            for (int i : b) {
+                inBatch[i] = true;
+                regionAt[i] = size;
+                size += 4L * plans.get(i).shard().length();
+            }
+            issueAt[b.getLast()] = new Batch(rootOf[b.getFirst()], base, (size - base) / 4);
+        }
+        for (int i = 0; i < plans.size(); i++) {
+            if (rootOf[i] < 0 || inBatch[i] || plans.get(i).shard().length() == 0) continue;
             List<Source> src = plans.get(i).sources();
             if (rootOf[i] == rank && src.size() == 1 && src.getFirst().pieceFirst() == 0 && src.getFirst().count() == src.getFirst().piece().length()) {
                 regionAt[i] = pieceAt.get(src.getFirst().piece()); // the piece is the shard: broadcast straight from it
@@ -92,6 +134,7 @@ final class LoadPlanner {
                 regionAt[i] = size;
                 size += 4L * plans.get(i).shard().length();
             }
+            issueAt[i] = new Batch(rootOf[i], regionAt[i], plans.get(i).shard().length());
         }
         // After a swap, a piece's staging holds the old live values: only a piece used exactly once may be swapped.
         Map<CheckpointMetadata.Piece, Integer> uses = new HashMap<>();
@@ -104,7 +147,7 @@ final class LoadPlanner {
             for (Source s : plans.get(i).sources())
                 if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new SwapTarget(s, plans.get(i).shard()));
         }
-        return new ReadPlan(rootOf, own, layout, size, regionAt, inPlace, swappable);
+        return new ReadPlan(rootOf, own, layout, size, regionAt, inPlace, swappable, issueAt);
     }
 
     private LoadPlanner() {}

@@ -5,11 +5,11 @@ import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -167,6 +167,46 @@ class DistributedCheckpointTest {
             received += r.bytesBroadcast();
         }
         assertThat(read).isEqualTo(total);
+        assertThat(received).isEqualTo(total * (world - 1));
+    }
+
+    /**
+     * A broadcast load sends small shards in batches, one broadcast per batch, and large ones alone: 40 small tensors
+     * and 2 large ones on 3 ranks, batches of 16 KiB (four 4 KiB tensors), load every value exactly in far fewer
+     * broadcasts than tensors; with batching off it is one broadcast per tensor.
+     */
+    @ParameterizedTest(name = "batch {0} bytes")
+    @ValueSource(longs = {16384, 0})
+    void smallShardsTravelInBatchesAndLoadExactly(long batchBytes) throws Exception {
+        int world = 3, small = 40;
+        java.util.function.Supplier<ArrayState> state = () -> {
+            ArrayState s = new ArrayState();
+            for (int i = 0; i < small; i++) s.whole("s" + i, true, 1000);
+            s.whole("big0", true, 9000).whole("big1", true, 5000);
+            return s;
+        };
+        LocalRanks.run(world, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(root, Map.of("model", state.get().fill(3)), SaveOptions.at(1)).join();
+            }
+        });
+        CheckpointerOptions options = CheckpointerOptions.defaults().withBroadcastBatchBytes(batchBytes);
+        List<LoadReport> loads = LocalRanks.run(world, (rank, pg) -> {
+            ArrayState s = state.get().fill(8);
+            try (Checkpointer c = new Checkpointer(pg, options)) {
+                LoadReport r = c.load(root, Map.of("model", s), LoadOptions.latest().withBroadcast(true));
+                assertThat(s.check(3)).isNull();
+                return r;
+            }
+        });
+        int tensors = small + 2;
+        for (LoadReport r : loads) {
+            if (batchBytes == 0) assertThat(r.broadcasts()).isEqualTo(tensors);
+            // each root's small tensors four to a batch (at most one partial batch per root), the large ones alone
+            else assertThat(r.broadcasts()).isBetween(small / 4 + 2, small / 4 + world + 2);
+        }
+        long total = 4L * (small * 1000 + 9000 + 5000), received = 0;
+        for (LoadReport r : loads) received += r.bytesBroadcast();
         assertThat(received).isEqualTo(total * (world - 1));
     }
 
