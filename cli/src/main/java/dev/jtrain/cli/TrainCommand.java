@@ -194,7 +194,7 @@ final class TrainCommand implements Callable<Integer> {
         Tokenizer tok = Tokenizers.byName(s.tokenizer);
         Data data = prepareData(s, tok, console);
         MemoryPlan plan = initFrom == null ? checkMemory(s, s.modelConfig(tok.vocabSize()), pg, world, console) : null;
-        Gpt model = buildModel(s, tok);
+        Gpt model = buildModel(s, tok, world);
         GptConfig cfg = model.config();
         Precision prec = Precision.parse(s.precision);
         if (prec == Precision.BF16) console.println(Bf16Gemm.backend());
@@ -223,6 +223,7 @@ final class TrainCommand implements Callable<Integer> {
         keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
         PreemptionSignal.onTerm(trainer::requestStop);
         List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console, env);
+        drawWeightsUnlessResumed(model);
         long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
         var mem = trainer.parallel().memory();
         console.printf("memory per rank: parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB = %.2f B/param%n",
@@ -314,9 +315,22 @@ final class TrainCommand implements Callable<Integer> {
         }
     }
 
-    /** GPT-2 weights from --init-from, or a fresh model of the preset's shape. */
-    private Gpt buildModel(TrainSettings s, Tokenizer tok) {
-        return initFrom != null ? GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed) : new Gpt(s.modelConfig(tok.vocabSize()), s.seed);
+    /**
+     * GPT-2 weights from --init-from, or a fresh model of the preset's shape. With --resume its weights are drawn only
+     * if no checkpoint is loaded ({@link #drawWeightsUnlessResumed}): a resume would overwrite them. ZeRO-3 draws at
+     * once, since it takes the parameters apart before the load.
+     */
+    private Gpt buildModel(TrainSettings s, Tokenizer tok, int world) {
+        if (initFrom != null) return GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed);
+        GptConfig cfg = s.modelConfig(tok.vocabSize());
+        boolean sharded = zero == 3 && world > 1;
+        return resume && !sharded ? Gpt.withWeightsDeferred(cfg, s.seed) : new Gpt(cfg, s.seed);
+    }
+
+    /** After --resume: the deferred weights are drawn when nothing was loaded, and dropped when a checkpoint was. */
+    private void drawWeightsUnlessResumed(Gpt model) {
+        if (resumedFrom == null) model.drawWeights();
+        else model.discardDeferredWeights();
     }
 
     private void describe(PrintStream console, Gpt model, TrainConfig tc, ProcessGroup pg, int world, double peak) {

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
@@ -57,6 +59,24 @@ class CliTest {
         assertThat(Files.readString(dir.resolve("a").resolve("sample.txt"))).isNotEmpty();
         String second = run(concat(common, "--max-steps", "6", "--resume", "--out", dir.resolve("b").toString()));
         assertThat(second).contains("resumed from", "at step 4");
+    }
+
+    /**
+     * {@code --resume} builds the model without drawing its weights (a checkpoint would overwrite them); with nothing to
+     * resume from it draws them after all, so the run is bitwise the same as one without {@code --resume}: on one
+     * process, and with ZeRO-2 on two, where the strategy has already taken the parameters into its flat buffer.
+     */
+    @ParameterizedTest(name = "{0} process(es), ZeRO-{1}")
+    @CsvSource({"1,0", "2,2"})
+    void resumeWithNothingToResumeTrainsAsAFreshRun(int nproc, int zero, @TempDir Path dir) throws Exception {
+        Path text = corpus(dir);
+        String[] common = {"train", "--preset", "tiny", "--data", text.toString(), "--nproc", Integer.toString(nproc), "--threads", "1",
+                "--zero", Integer.toString(zero), "--ckpt-dir", dir.resolve("ckpt").toString(), "--max-steps", "2",
+                "--peak-gflops", "50", "--no-progress", "--eval-interval", "0", "--sample-tokens", "0"};
+        run(concat(common, "--out", dir.resolve("fresh").toString()));
+        String resumed = run(concat(common, "--resume", "--out", dir.resolve("resumed").toString()));
+        assertThat(resumed).contains("no committed checkpoint", "starting from step 0");
+        assertThat(dir.resolve("resumed").resolve("model.safetensors")).hasSameBinaryContentAs(dir.resolve("fresh").resolve("model.safetensors"));
     }
 
     private static String[] concat(String[] a, String... b) {

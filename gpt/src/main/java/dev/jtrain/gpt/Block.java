@@ -13,7 +13,7 @@ public final class Block extends Module {
     final LayerNorm ln2;
     final Mlp mlp;
 
-    Block(GptConfig config, Rng init, Rng dropoutRng) {
+    Block(GptConfig config, WeightInit init, Rng dropoutRng) {
         ln1 = registerModule("ln_1", new LayerNorm(config.nEmbd(), config.bias()));
         attn = registerModule("attn", new CausalSelfAttention(config, init, dropoutRng));
         ln2 = registerModule("ln_2", new LayerNorm(config.nEmbd(), config.bias()));

@@ -13,14 +13,14 @@ public final class CausalSelfAttention extends Module {
     private final GptConfig config;
     private final Rng rng;
 
-    CausalSelfAttention(GptConfig config, Rng init, Rng dropoutRng) {
+    CausalSelfAttention(GptConfig config, WeightInit init, Rng dropoutRng) {
         this.config = config;
         this.rng = dropoutRng;
         int c = config.nEmbd();
         // GPT-2 scales the init of residual projections by 1/√(2·n_layer) (two residual adds per block).
         float projStd = (float) (0.02 / Math.sqrt(2.0 * config.nLayer()));
-        cAttn = registerModule("c_attn", new Linear(Tensor.randn(init, 0.02f, 3 * c, c), config.bias() ? Tensor.zeros(3 * c) : null));
-        cProj = registerModule("c_proj", new Linear(Tensor.randn(init, projStd, c, c), config.bias() ? Tensor.zeros(c) : null));
+        cAttn = registerModule("c_attn", new Linear(init.normal(0.02f, 3 * c, c), config.bias() ? Tensor.zeros(3 * c) : null));
+        cProj = registerModule("c_proj", new Linear(init.normal(projStd, c, c), config.bias() ? Tensor.zeros(c) : null));
     }
 
     /** x (B, T, C) → (B, T, C). */

@@ -31,9 +31,9 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
         final List<Block> h = new ArrayList<>();
         final LayerNorm lnF;
 
-        Transformer(GptConfig c, Rng init, Rng dropoutRng) {
-            wte = registerModule("wte", new Embedding(Tensor.randn(init, 0.02f, c.paddedVocabSize(), c.nEmbd())));
-            wpe = registerModule("wpe", new Embedding(Tensor.randn(init, 0.02f, c.blockSize(), c.nEmbd())));
+        Transformer(GptConfig c, WeightInit init, Rng dropoutRng) {
+            wte = registerModule("wte", new Embedding(init.normal(0.02f, c.paddedVocabSize(), c.nEmbd())));
+            wpe = registerModule("wpe", new Embedding(init.normal(0.02f, c.blockSize(), c.nEmbd())));
             Module list = registerModule("h", new Module() {});
             for (int i = 0; i < c.nLayer(); i++) h.add(list.registerChild(Integer.toString(i), new Block(c, init, dropoutRng)));
             lnF = registerModule("ln_f", new LayerNorm(c.nEmbd(), c.bias()));
@@ -43,16 +43,44 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
     private final GptConfig config;
     private final Transformer transformer;
     private final Rng dropoutRng;
+    private final WeightInit init;
     private boolean activationCheckpointing;
     private BlockTracer tracer;
     private UnitHooks unitHooks;
 
     /** Builds a model with GPT-2 initialisation from {@code seed}; dropout masks come from a generator seeded alike. */
     public Gpt(GptConfig config, long seed) {
+        this(config, seed, true);
+    }
+
+    private Gpt(GptConfig config, long seed, boolean draw) {
         this.config = config;
         this.dropoutRng = new Rng(seed ^ 0x5DEECE66DL);
-        this.transformer = registerModule("transformer", new Transformer(config, new Rng(seed), dropoutRng));
+        this.init = new WeightInit(seed);
+        this.transformer = registerModule("transformer", new Transformer(config, init, dropoutRng));
+        if (draw) init.draw();
     }
+
+    /**
+     * A model whose weight matrices stay zero until {@link #drawWeights}, for a run that will load them from a
+     * checkpoint (the draw is wasted there: seconds for a real model). Drawn later, they are bitwise what
+     * {@link #Gpt(GptConfig, long)} gives. Norms and biases are set as usual.
+     */
+    public static Gpt withWeightsDeferred(GptConfig config, long seed) {
+        return new Gpt(config, seed, false);
+    }
+
+    /**
+     * Draws the deferred initialisation into the parameters wherever they live now (a flat buffer may hold them);
+     * nothing if it was drawn or discarded. Not after a sharded strategy has taken the parameters apart.
+     */
+    public void drawWeights() { init.draw(); }
+
+    /** The weights came from a checkpoint: the deferred draws are dropped and {@link #drawWeights} does nothing. */
+    public void discardDeferredWeights() { init.discard(); }
+
+    /** Whether the weight matrices still wait for {@link #drawWeights}. */
+    public boolean weightsDeferred() { return init.pending(); }
 
     public GptConfig config() { return config; }
 

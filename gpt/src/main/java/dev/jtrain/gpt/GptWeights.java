@@ -25,13 +25,14 @@ public final class GptWeights {
                     + "inferred from tensor shapes; put the model's Hugging Face config.json there");
         GptConfig c = HfConfig.read(json).config();
         GptConfig cfg = new GptConfig(c.nLayer(), c.nHead(), c.nEmbd(), c.blockSize(), c.vocabSize(), dropout, c.bias());
-        Gpt model = new Gpt(cfg, seed);
+        Gpt model = Gpt.withWeightsDeferred(cfg, seed); // every parameter comes from the file (a missing one fails)
         Map<String, Tensor> params = model.namedParameters();
         Gpt2Checkpoint.load(weights, cfg, (name, shape, data) -> {
             Tensor p = params.get(name);
             Arrays.fill(p.data(), p.offset(), p.offset() + p.numel(), 0f);
             System.arraycopy(data, 0, p.data(), p.offset(), data.length);
         });
+        model.discardDeferredWeights();
         return model;
     }
 

@@ -13,13 +13,13 @@ public final class Mlp extends Module {
     private final GptConfig config;
     private final Rng rng;
 
-    Mlp(GptConfig config, Rng init, Rng dropoutRng) {
+    Mlp(GptConfig config, WeightInit init, Rng dropoutRng) {
         this.config = config;
         this.rng = dropoutRng;
         int c = config.nEmbd();
         float projStd = (float) (0.02 / Math.sqrt(2.0 * config.nLayer()));
-        cFc = registerModule("c_fc", new Linear(Tensor.randn(init, 0.02f, 4 * c, c), config.bias() ? Tensor.zeros(4 * c) : null));
-        cProj = registerModule("c_proj", new Linear(Tensor.randn(init, projStd, c, 4 * c), config.bias() ? Tensor.zeros(c) : null));
+        cFc = registerModule("c_fc", new Linear(init.normal(0.02f, 4 * c, c), config.bias() ? Tensor.zeros(4 * c) : null));
+        cProj = registerModule("c_proj", new Linear(init.normal(projStd, c, 4 * c), config.bias() ? Tensor.zeros(c) : null));
     }
 
     /** x (B, T, C) → (B, T, C); intermediates are released once consumed (see {@link Tensor#release}). */
