@@ -182,7 +182,7 @@ final class CheckpointLoader {
                 } else {
                     broadcastBytes += region.byteSize();
                 }
-                LoadPlanner.Batch b = rp.issueAt()[i];
+                LoadPlanner.Broadcast b = rp.issueAt()[i];
                 if (b != null) inFlight.add(group.broadcastAsync(stage.asSlice(b.stageAt(), 4 * b.floats()), b.floats(), DType.FLOAT32, b.root()));
             }
             long r1 = System.nanoTime();

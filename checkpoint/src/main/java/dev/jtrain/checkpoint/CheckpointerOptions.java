@@ -17,7 +17,8 @@ import java.util.Properties;
  *                     deferred to a copy after the agreement instead of swapped in as they land; 0 = two read
  *                     chunks. {@code Long.MAX_VALUE} always swaps, -1 always defers (tests pin either path).
  * @param broadcastBatchBytes a broadcast load sends shards smaller than this in batches of up to this many bytes
- *                     (see {@code LoadPlanner.readPlan}); 0 = one broadcast per shard
+ *                     (see {@code LoadPlanner.readPlan}); 0 = one broadcast per shard. Every rank of a load must use
+ *                     the same value: it decides which broadcasts the ranks issue
  */
 public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter, long loadLeadBytes,
                                   long broadcastBatchBytes) {
@@ -29,7 +30,11 @@ public record CheckpointerOptions(boolean directIo, boolean hugePages, boolean n
     }
 
     public CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter) {
-        this(directIo, hugePages, nativeWriter, 0, BROADCAST_BATCH_BYTES);
+        this(directIo, hugePages, nativeWriter, 0);
+    }
+
+    public CheckpointerOptions(boolean directIo, boolean hugePages, boolean nativeWriter, long loadLeadBytes) {
+        this(directIo, hugePages, nativeWriter, loadLeadBytes, BROADCAST_BATCH_BYTES);
     }
 
     public static CheckpointerOptions defaults() { return new CheckpointerOptions(true, true, true); }

@@ -36,19 +36,20 @@ final class LoadPlanner {
      * @param own          the pieces of shards this rank loads on its own, in read order
      * @param layout       staging for every piece this rank reads (own first, then those it broadcasts), each once,
      *                     mirroring its file (see {@link ReadLayout})
-     * @param stagingBytes the layout plus one region per broadcast shard that is not a single whole piece
+     * @param stagingBytes the layout plus one region per broadcast shard that is not sent straight from its piece (a
+     *                     batched shard, or one assembled from parts of pieces)
      * @param regionAt     per shard plan with a root: where its elements are assembled in staging
      * @param inPlace      per shard plan: the root broadcasts straight from the piece (the piece is the shard)
      * @param swappable    own pieces that feed exactly one live range and no broadcast: swapped into the live buffer as
      *                     they land (the rest are copied after the ranks agree)
-     * @param issueAt      per shard plan: the broadcast to issue once this shard is in place (it is the last shard of
-     *                     that batch in plan order), or null
+     * @param issueAt      per shard plan: the broadcast to issue once this shard is in place (the shard alone, or the
+     *                     batch it completes in plan order), or null
      */
     record ReadPlan(int[] rootOf, List<CheckpointMetadata.Piece> own, ReadLayout layout, long stagingBytes, long[] regionAt,
-                    boolean[] inPlace, Map<CheckpointMetadata.Piece, SwapTarget> swappable, Batch[] issueAt) {}
+                    boolean[] inPlace, Map<CheckpointMetadata.Piece, SwapTarget> swappable, Broadcast[] issueAt) {}
 
     /** One broadcast: {@code floats} contiguous elements at staging offset {@code stageAt}, sent by {@code root}. */
-    record Batch(int root, long stageAt, long floats) {}
+    record Broadcast(int root, long stageAt, long floats) {}
 
     /** The live range an own piece is swapped into. */
     record SwapTarget(Source source, TensorShard shard) {}
@@ -96,33 +97,32 @@ final class LoadPlanner {
         long size = layout.size();
         long[] regionAt = new long[plans.size()];
         boolean[] inPlace = new boolean[plans.size()];
-        Batch[] issueAt = new Batch[plans.size()];
+        Broadcast[] issueAt = new Broadcast[plans.size()];
         // Small shards into batches per root (plan order); a batch's members are laid out back to back, batch by batch.
-        Map<Integer, List<Integer>> open = new HashMap<>();
-        List<List<Integer>> batched = new ArrayList<>();
-        Map<Integer, Long> openBytes = new HashMap<>();
+        Map<Integer, Batch> open = new HashMap<>(); // root -> its batch being filled
+        List<Batch> batched = new ArrayList<>();
         for (int i = 0; i < plans.size(); i++) {
             long bytes = 4L * plans.get(i).shard().length();
             if (rootOf[i] < 0 || bytes == 0 || bytes >= batchBytes) continue;
-            List<Integer> b = open.get(rootOf[i]);
-            if (b == null || openBytes.get(rootOf[i]) + bytes > batchBytes) {
-                b = new ArrayList<>();
+            Batch b = open.get(rootOf[i]);
+            if (b == null || b.bytes + bytes > batchBytes) {
+                b = new Batch();
                 batched.add(b);
                 open.put(rootOf[i], b);
-                openBytes.put(rootOf[i], 0L);
             }
-            b.add(i);
-            openBytes.merge(rootOf[i], bytes, Long::sum);
+            b.members.add(i);
+            b.bytes += bytes;
         }
         boolean[] inBatch = new boolean[plans.size()];
-        for (List<Integer> b : batched) {
+        for (Batch batch : batched) {
+            List<Integer> b = batch.members;
             long base = size;
             for (int i : b) {
                 inBatch[i] = true;
                 regionAt[i] = size;
                 size += 4L * plans.get(i).shard().length();
             }
-            issueAt[b.getLast()] = new Batch(rootOf[b.getFirst()], base, (size - base) / 4);
+            issueAt[b.getLast()] = new Broadcast(rootOf[b.getFirst()], base, (size - base) / 4);
         }
         for (int i = 0; i < plans.size(); i++) {
             if (rootOf[i] < 0 || inBatch[i] || plans.get(i).shard().length() == 0) continue;
@@ -134,7 +134,7 @@ final class LoadPlanner {
                 regionAt[i] = size;
                 size += 4L * plans.get(i).shard().length();
             }
-            issueAt[i] = new Batch(rootOf[i], regionAt[i], plans.get(i).shard().length());
+            issueAt[i] = new Broadcast(rootOf[i], regionAt[i], plans.get(i).shard().length());
         }
         // After a swap, a piece's staging holds the old live values: only a piece used exactly once may be swapped.
         Map<CheckpointMetadata.Piece, Integer> uses = new HashMap<>();
@@ -148,6 +148,12 @@ final class LoadPlanner {
                 if (uses.get(s.piece()) == 1) swappable.put(s.piece(), new SwapTarget(s, plans.get(i).shard()));
         }
         return new ReadPlan(rootOf, own, layout, size, regionAt, inPlace, swappable, issueAt);
+    }
+
+    /** Small shards of one root sent in one broadcast: their plan indices, in plan order, and their bytes. */
+    private static final class Batch {
+        final List<Integer> members = new ArrayList<>();
+        long bytes;
     }
 
     private LoadPlanner() {}

@@ -211,12 +211,36 @@ class DistributedCheckpointTest {
     }
 
     /**
+     * Tensors saved in shards by several ranks (ZeRO's optimizer state) and loaded whole on every rank (DDP) under
+     * broadcast load: each root assembles a shard from pieces of several writers into its batch before sending it.
+     */
+    @ParameterizedTest(name = "{0} ranks -> {1} ranks, broadcast batches of {2} bytes")
+    @CsvSource({"3,2,0", "3,2,4194304", "2,3,4194304", "4,4,4194304"})
+    void shardsSavedInPiecesLoadWholeUnderBroadcast(int from, int to, long batchBytes) throws Exception {
+        save(from, 5, SaveOptions.at(1));
+        CheckpointerOptions options = CheckpointerOptions.defaults().withBroadcastBatchBytes(batchBytes);
+        List<LoadReport> loads = LocalRanks.run(to, (rank, pg) -> {
+            ArrayState s = new ArrayState();
+            s.whole("p.a", true, 33, 7).whole("p.b", true, 50).whole("p.c", true, 3, 5, 7)
+                    .whole("m.a", true, 33, 7).whole("m.b", true, 50); // the moments whole and replicated here
+            s.fill(9);
+            try (Checkpointer c = new Checkpointer(pg, options)) {
+                LoadReport r = c.load(root, Map.of("state", s), LoadOptions.latest().withBroadcast(true));
+                assertThat(s.check(5)).isNull();
+                return r;
+            }
+        });
+        for (LoadReport r : loads) assertThat(r.broadcasts()).isEqualTo(batchBytes == 0 ? 5 : Math.min(to, 5));
+    }
+
+    /**
      * Broadcast load pipelines reads and broadcasts: a root that finds a corrupt shard has already sent earlier ones,
      * and keeps broadcasting (garbage) so no rank waits forever. Every rank must still fail naming the file and the
-     * tensor, and no rank's live state may change.
+     * tensor, and no rank's live state may change. With one broadcast per shard, and with the shards in batches.
      */
-    @Test
-    void aCorruptShardUnderBroadcastLoadFailsEveryRankAndLeavesEveryStateUntouched() throws Exception {
+    @ParameterizedTest(name = "broadcast batches of {0} bytes")
+    @ValueSource(longs = {0, CheckpointerOptions.BROADCAST_BATCH_BYTES})
+    void aCorruptShardUnderBroadcastLoadFailsEveryRankAndLeavesEveryStateUntouched(long batchBytes) throws Exception {
         int world = 3;
         int[] sizes = {4000, 3000, 2000, 1000, 500, 250};
         LocalRanks.run(world, (rank, pg) -> {
@@ -240,7 +264,7 @@ class DistributedCheckpointTest {
             ArrayState s = new ArrayState();
             for (int i = 0; i < sizes.length; i++) s.whole("t" + i, true, sizes[i]);
             s.fill(7);
-            try (Checkpointer c = new Checkpointer(pg)) {
+            try (Checkpointer c = new Checkpointer(pg, CheckpointerOptions.defaults().withBroadcastBatchBytes(batchBytes))) {
                 c.load(root, Map.of("model", s), LoadOptions.latest().withBroadcast(true));
                 return "rank " + rank + " loaded a corrupt checkpoint";
             } catch (CheckpointException e) {

@@ -163,6 +163,9 @@ public final class Gpt extends Module implements LanguageModel, ShardedModel {
 
     /** idx (B·T token ids, row-major) → logits (B, T, paddedVocab). */
     public Tensor forward(int[] idx, int batch, int time) {
+        if (init.pending())
+            throw new IllegalStateException("the model's weights were deferred (Gpt.withWeightsDeferred) and neither drawn"
+                    + " nor loaded: call drawWeights() or load a checkpoint before running it");
         if (time > config.blockSize())
             throw new IllegalArgumentException("sequence length " + time + " exceeds block size " + config.blockSize());
         UnitHooks uh = unitHooks;

@@ -9,16 +9,18 @@ import java.util.List;
 /**
  * GPT-2's initialisation of the weight matrices: N(0, σ²) from one generator, in the order the tensors are made,
  * drawn at once or later. A run that will load a checkpoint builds its model without drawing, as PyTorch users build
- * on the meta device before {@code load_state_dict}: the draw costs about 12 ns per parameter on one thread (1.6 s
- * for GPT-2 124M, 9 s for GPT-2-large), all of it overwritten by the load. Deferred or not, the values are the same:
- * {@link #draw} replays the draws in the order the tensors were made, and writes each through the tensor's current
- * storage (a flat parameter buffer may have taken it over meanwhile).
+ * on the meta device before {@code load_state_dict}: Box-Muller on one thread costs seconds for a real model, all of
+ * it overwritten by the load (bench/MEASUREMENTS.md, "Where a restarted rank's time goes"). Deferred or not, the
+ * values are the same: {@link #draw} replays the draws in the order the tensors were made, and writes each through
+ * the tensor's current storage (a flat parameter buffer may have taken it over meanwhile).
  */
 final class WeightInit {
     private final long seed;
-    private final List<Tensor> tensors = new ArrayList<>();
-    private final List<Float> stds = new ArrayList<>();
+    private final List<Draw> draws = new ArrayList<>();
     private boolean pending = true;
+
+    /** A weight matrix and the deviation of its draw. */
+    private record Draw(Tensor tensor, float std) {}
 
     WeightInit(long seed) {
         this.seed = seed;
@@ -28,20 +30,22 @@ final class WeightInit {
     Tensor normal(float std, int... shape) {
         if (!pending) throw new IllegalStateException("weights already drawn or discarded");
         Tensor t = Tensor.zeros(shape);
-        tensors.add(t);
-        stds.add(std);
+        draws.add(new Draw(t, std));
         return t;
     }
 
     /** Fills every tensor made by {@link #normal}, as {@code Tensor.randn} on one generator would have. Once. */
     void draw() {
         if (!pending) return;
+        for (Draw w : draws)
+            if (w.tensor().data().length < w.tensor().offset() + w.tensor().numel())
+                throw new IllegalStateException("cannot draw the deferred weights: the parameters are sharded (ZeRO-3) and"
+                        + " no longer held whole; draw them before the strategy takes them apart");
         Rng rng = new Rng(seed);
-        for (int i = 0; i < tensors.size(); i++) {
-            Tensor t = tensors.get(i);
-            float[] d = t.data();
-            int o = t.offset(), n = t.numel();
-            double std = stds.get(i);
+        for (Draw w : draws) {
+            float[] d = w.tensor().data();
+            int o = w.tensor().offset(), n = w.tensor().numel();
+            double std = w.std();
             for (int j = 0; j < n; j++) d[o + j] = (float) (rng.nextGaussian() * std);
         }
         discard();
@@ -50,8 +54,7 @@ final class WeightInit {
     /** Forgets the pending draws: the weights came from elsewhere (a checkpoint). */
     void discard() {
         pending = false;
-        tensors.clear();
-        stds.clear();
+        draws.clear();
     }
 
     boolean pending() { return pending; }

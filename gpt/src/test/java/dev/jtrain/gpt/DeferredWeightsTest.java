@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A model built with its weights deferred gets, when they are drawn, exactly the eagerly built model's values. */
 class DeferredWeightsTest {
@@ -65,6 +66,20 @@ class DeferredWeightsTest {
         m.drawWeights();
         assertThat(values(w)).containsOnly(0.5f);
         assertThat(m.weightsDeferred()).isFalse();
+    }
+
+    /** Deferred weights can not be trained on by mistake, nor drawn into parameters a sharded strategy took apart. */
+    @Test
+    void aDeferredModelRefusesToRunAndToDrawIntoShardedParameters() {
+        Gpt m = Gpt.withWeightsDeferred(CFG, 3);
+        assertThatThrownBy(() -> m.forward(new int[]{1, 2}, 1, 2)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("drawWeights()");
+        m.namedParameters().get("transformer.h.2.mlp.c_fc.weight").pointAt(new float[0], 0); // as ZeRO-3 leaves them
+        assertThatThrownBy(m::drawWeights).isInstanceOf(IllegalStateException.class).hasMessageContaining("sharded");
+
+        Gpt ok = Gpt.withWeightsDeferred(CFG, 3);
+        ok.drawWeights();
+        assertThat(ok.forward(new int[]{1, 2}, 1, 2).size(2)).isEqualTo(CFG.paddedVocabSize());
     }
 
     private static float[] values(Tensor t) {
