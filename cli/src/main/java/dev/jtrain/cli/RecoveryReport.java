@@ -10,6 +10,7 @@ import java.io.PrintStream;
 /** Reports a restarted run's {@link RecoveryTimeline} when its first step finishes, then steps aside. */
 final class RecoveryReport implements TrainListener {
     private final RecoveryTimeline timeline;
+    private final RecoveryTimeline.Startup startup;
     private final long loadedAtMs, resumedStep, lastStepBefore;
     private final String resumedFrom;
     private final TrainListener inner;
@@ -17,9 +18,10 @@ final class RecoveryReport implements TrainListener {
     private final PrintStream console;
     private boolean reported;
 
-    RecoveryReport(RecoveryTimeline timeline, long loadedAtMs, long resumedStep, String resumedFrom, long lastStepBefore, TrainListener inner,
+    RecoveryReport(RecoveryTimeline timeline, RecoveryTimeline.Startup startup, long loadedAtMs, long resumedStep, String resumedFrom, long lastStepBefore, TrainListener inner,
                    MetricsLog log, PrintStream console) {
         this.timeline = timeline;
+        this.startup = startup;
         this.loadedAtMs = loadedAtMs;
         this.resumedStep = resumedStep;
         this.resumedFrom = resumedFrom;
@@ -33,7 +35,7 @@ final class RecoveryReport implements TrainListener {
     public void onStep(StepMetrics m) {
         if (!reported) {
             reported = true;
-            RecoveryTimeline.Phases p = timeline.phases(loadedAtMs, System.currentTimeMillis(), resumedStep, resumedFrom, lastStepBefore);
+            RecoveryTimeline.Phases p = timeline.phases(startup, loadedAtMs, System.currentTimeMillis(), resumedStep, resumedFrom, lastStepBefore);
             log.write("recovery", p.record());
             console.println(p.line());
         }

@@ -3,6 +3,7 @@ package dev.jtrain.cli;
 import dev.jtrain.comm.launch.RendezvousEnv;
 
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
@@ -30,21 +31,36 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
     }
 
     /**
+     * Where this process's start went, on the wall clock, splitting "up, state loaded": the JVM started; the command
+     * started and its process group was ready (class loading, rendezvous, transports, link figures); data, model and
+     * strategy were built; the state load follows. A slow restart shows here which of them to look at.
+     */
+    record Startup(long jvmStartMs, long groupReadyMs, long builtMs) {}
+
+    /**
      * The phases, once the first step after the restart is done.
      *
+     * @param startup        this process's start, up to the state load
      * @param loadedAtMs     when the state was loaded (or the run was ready to start, without a checkpoint)
      * @param resumedStep    the first step this attempt runs (0 without a checkpoint)
      * @param resumedFrom    the checkpoint tier loaded ("memory", "disk"), null without a checkpoint
      * @param lastStepBefore the last step the failed attempt finished, -1 if unknown
      */
-    Phases phases(long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom, long lastStepBefore) {
-        return new Phases(this, loadedAtMs, firstStepAtMs, resumedStep, resumedFrom, lastStepBefore);
+    Phases phases(Startup startup, long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom, long lastStepBefore) {
+        return new Phases(this, startup, loadedAtMs, firstStepAtMs, resumedStep, resumedFrom, lastStepBefore);
     }
 
-    record Phases(RecoveryTimeline t, long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom, long lastStepBefore) {
+    record Phases(RecoveryTimeline t, Startup startup, long loadedAtMs, long firstStepAtMs, long resumedStep, String resumedFrom,
+                  long lastStepBefore) {
         double restartSeconds() { return (t.restartedAtMs - t.failedAtMs) / 1e3; }
 
         double loadSeconds() { return (loadedAtMs - t.restartedAtMs) / 1e3; }
+
+        /** The parts of {@link #loadSeconds}: the JVM up, startup and process group, data/model/strategy, the state. */
+        double[] loadParts() {
+            return new double[]{(startup.jvmStartMs() - t.restartedAtMs) / 1e3, (startup.groupReadyMs() - startup.jvmStartMs()) / 1e3,
+                    (startup.builtMs() - startup.groupReadyMs()) / 1e3, (loadedAtMs - startup.builtMs()) / 1e3};
+        }
 
         double firstStepSeconds() { return (firstStepAtMs - loadedAtMs) / 1e3; }
 
@@ -54,9 +70,11 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
         long stepsRecomputed() { return lastStepBefore < 0 ? -1 : Math.max(0, lastStepBefore - resumedStep + 1); }
 
         String line() {
-            return String.format("recovery (restart %d): failure seen -> group restarted %.1f s -> up, state loaded %.1f s"
+            double[] p = loadParts();
+            return String.format(Locale.ROOT, "recovery (restart %d): failure seen -> group restarted %.1f s -> up, state loaded %.1f s"
+                            + " (JVM started %.1f, startup and process group %.1f, data, model and strategy %.1f, state %.1f)"
                             + " -> first step done %.1f s; %.1f s from failure to the next finished step; resumed at step %d%s, %s",
-                    t.restart, restartSeconds(), loadSeconds(), firstStepSeconds(), totalSeconds(), resumedStep,
+                    t.restart, restartSeconds(), loadSeconds(), p[0], p[1], p[2], p[3], firstStepSeconds(), totalSeconds(), resumedStep,
                     resumedFrom == null ? "" : " from " + resumedFrom,
                     stepsRecomputed() < 0 ? "steps recomputed unknown" : stepsRecomputed() + " step(s) recomputed");
         }
@@ -66,6 +84,11 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
             m.put("restart", t.restart);
             m.put("restart_s", restartSeconds());
             m.put("load_s", loadSeconds());
+            double[] p = loadParts();
+            m.put("load_jvm_s", p[0]);
+            m.put("load_group_s", p[1]);
+            m.put("load_build_s", p[2]);
+            m.put("load_state_s", p[3]);
             m.put("first_step_s", firstStepSeconds());
             m.put("total_s", totalSeconds());
             m.put("resumed_step", resumedStep);

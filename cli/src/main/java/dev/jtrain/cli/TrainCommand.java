@@ -49,6 +49,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -166,6 +167,7 @@ final class TrainCommand implements Callable<Integer> {
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
         ProcessGroup pg = worker ? ProcessGroups.initFromEnv() : null;
+        groupReadyAtMs = System.currentTimeMillis();
         if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && KernelOptions.CURRENT.threads() == 0) {
             // ranks started by an engine share the node's cores as the launcher would share them
             Parallel.setThreads(CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
@@ -222,6 +224,7 @@ final class TrainCommand implements Callable<Integer> {
         if (trace != null) trainer.setTrace(trace);
         keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
         PreemptionSignal.onTerm(trainer::requestStop);
+        builtAtMs = System.currentTimeMillis();
         List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console, env);
         drawWeightsUnlessResumed(model);
         long readyAtMs = System.currentTimeMillis(); // a restarted run's state is loaded
@@ -444,6 +447,9 @@ final class TrainCommand implements Callable<Integer> {
     /** The tier the run resumed from ("disk", "memory"), or null. */
     private String resumedFrom;
 
+    /** When the process group was ready, and when data, model and strategy were (a restart's report splits on them). */
+    private long groupReadyAtMs, builtAtMs;
+
     /**
      * Refuses --mem-ckpt-every up front when a node's launcher could not hold its share: the parameters and AdamW's two
      * moments (12 bytes per parameter), its own node's shards and its buddy's (2/n of them, all with one node), for
@@ -485,7 +491,9 @@ final class TrainCommand implements Callable<Integer> {
         long lastStepBefore = recovery.isPresent() ? MetricsLog.lastStep(metrics) : -1;
         try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());
              ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
+            RecoveryTimeline.Startup startup = new RecoveryTimeline.Startup(ManagementFactory.getRuntimeMXBean().getStartTime(),
+                    groupReadyAtMs, builtAtMs);
+            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, startup, readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
                     progress, log, System.out)).orElse(progress);
             Trainer.Result result = trainer.run(listener);
             progress.close();

@@ -49,7 +49,8 @@ class RecoveryTest {
         assertThat(s).as("the launcher returned").isNotNull();
         s.lines().filter(l -> l.contains("recovery (restart") || l.contains("[launcher]")).forEach(System.out::println);
         assertThat(s).contains("restarting the group (restart 1 of 1)").containsPattern(
-                "recovery \\(restart 1\\): failure seen -> group restarted [0-9.]+ s -> up, state loaded [0-9.]+ s -> first step done"
+                "recovery \\(restart 1\\): failure seen -> group restarted [0-9.]+ s -> up, state loaded [0-9.]+ s \\(JVM started"
+                        + " [0-9.]+, startup and process group [0-9.]+, data, model and strategy [0-9.]+, state [0-9.]+\\) -> first step done"
                         + " [0-9.]+ s; [0-9.]+ s from failure to the next finished step; resumed at step \\d+ from disk, \\d+ step\\(s\\) recomputed");
 
         ObjectMapper json = new ObjectMapper();
@@ -61,6 +62,15 @@ class RecoveryTest {
         assertThat(resumed % 4).isZero();
         assertThat(recovery.get("steps_recomputed").asLong()).isBetween(0L, 4L + 1);
         for (String phase : List.of("restart_s", "load_s", "first_step_s")) assertThat(recovery.get(phase).asDouble()).as(phase).isNotNegative();
+        // "up, state loaded" split into the JVM's start, startup and process group, data/model/strategy and the state load
+        double parts = 0;
+        for (String part : List.of("load_jvm_s", "load_group_s", "load_build_s", "load_state_s")) {
+            assertThat(recovery.get(part).asDouble()).as(part).isNotNegative();
+            parts += recovery.get(part).asDouble();
+        }
+        assertThat(parts).isCloseTo(recovery.get("load_s").asDouble(), org.assertj.core.api.Assertions.within(0.005));
+        assertThat(recovery.get("load_group_s").asDouble()).as("rendezvous and transports take time").isPositive();
+        assertThat(recovery.get("load_state_s").asDouble()).as("the checkpoint load takes time").isPositive();
         assertThat(recovery.get("total_s").asDouble()).isPositive();
         // the failed attempt's steps are kept, and the run finished
         assertThat(records.stream().filter(r -> r.get("type").asText().equals("step")).mapToLong(r -> r.get("step").asLong()).max().orElse(-1))
