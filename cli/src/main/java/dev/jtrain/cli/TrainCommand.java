@@ -491,9 +491,8 @@ final class TrainCommand implements Callable<Integer> {
         long lastStepBefore = recovery.isPresent() ? MetricsLog.lastStep(metrics) : -1;
         try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());
              ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
-            RecoveryTimeline.Startup startup = new RecoveryTimeline.Startup(ManagementFactory.getRuntimeMXBean().getStartTime(),
-                    groupReadyAtMs, builtAtMs);
-            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, startup, readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
+            TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, new RecoveryTimeline.Startup(
+                    ManagementFactory.getRuntimeMXBean().getStartTime(), groupReadyAtMs, builtAtMs), readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
                     progress, log, System.out)).orElse(progress);
             Trainer.Result result = trainer.run(listener);
             progress.close();

@@ -88,8 +88,15 @@ public final class Tensor {
 
     public static Tensor randn(Rng rng, float std, int... shape) {
         Tensor t = zeros(shape);
-        for (int i = 0; i < t.data.length; i++) t.data[i] = (float) (rng.nextGaussian() * std);
+        t.fillNormal(rng, std);
         return t;
+    }
+
+    /** Fills this contiguous tensor, element after element, from N(0, std²) drawn from {@code rng}; in place. */
+    public void fillNormal(Rng rng, float std) {
+        if (!isContiguous()) throw new IllegalStateException("fillNormal needs a contiguous tensor: " + this);
+        int n = numel();
+        for (int i = 0; i < n; i++) data[offset + i] = (float) (rng.nextGaussian() * std);
     }
 
     public static Tensor rand(Rng rng, float lo, float hi, int... shape) {

@@ -34,7 +34,7 @@ final class WeightInit {
         return t;
     }
 
-    /** Fills every tensor made by {@link #normal}, as {@code Tensor.randn} on one generator would have. Once. */
+    /** Fills every tensor made by {@link #normal} from one generator, in the order they were made. Once. */
     void draw() {
         if (!pending) return;
         for (Draw w : draws)
@@ -42,12 +42,7 @@ final class WeightInit {
                 throw new IllegalStateException("cannot draw the deferred weights: the parameters are sharded (ZeRO-3) and"
                         + " no longer held whole; draw them before the strategy takes them apart");
         Rng rng = new Rng(seed);
-        for (Draw w : draws) {
-            float[] d = w.tensor().data();
-            int o = w.tensor().offset(), n = w.tensor().numel();
-            double std = w.std();
-            for (int j = 0; j < n; j++) d[o + j] = (float) (rng.nextGaussian() * std);
-        }
+        for (Draw w : draws) w.tensor().fillNormal(rng, w.std());
         discard();
     }
 
