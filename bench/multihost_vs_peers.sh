@@ -17,6 +17,7 @@
 #
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
 #        PART=allreduce, PART=ddp, PART=gather or PART=sharding runs one part only (the default runs the first two).
+#        KEEP=1 keeps the logs and metrics (their directory is printed at the end).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
 set -euo pipefail
@@ -36,7 +37,7 @@ export JT_HOST_CPUS=${JT_HOST_CPUS:-split}
 source "$PEERS/env.sh"
 PY=${PY:-python3}
 OUT=$(mktemp -d)
-trap '"$HOSTS" down >/dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
+trap '"$HOSTS" down >/dev/null 2>&1 || true; if [ -n "${KEEP:-}" ]; then echo "logs and metrics kept in $OUT"; else rm -rf "$OUT"; fi' EXIT
 "$HOSTS" up 2 "$RATE" >/dev/null 2>&1
 eval "$("$HOSTS" env)"
 export JTRAIN_JOB_TOKEN=bench-$$ PEERS_DIR=$PEERS JTRAIN_PEERS_DIR=$PEERS

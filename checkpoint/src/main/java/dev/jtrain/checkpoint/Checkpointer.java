@@ -121,9 +121,9 @@ public final class Checkpointer implements AutoCloseable {
             ByteExchange.broadcast(this.group, hello, 0);
         }
         // On the idle writer thread, the first use of what a save needs (without it the first checkpoint blocks
-        // training many times longer than later ones; bench/MEASUREMENTS.md, "first save"): the JSON mapper for planning, and the native
-        // calls (mmap/madvise for staging, the O_DIRECT writer), whose method handles link on first use. A failure
-        // here only loses the warm-up.
+        // training many times longer than later ones; bench/MEASUREMENTS.md, "first save"): the plan codec and the
+        // merge, and the native calls (mmap/madvise for staging, the O_DIRECT writer), whose method handles link on
+        // first use. A failure here only loses the warm-up.
         boolean planning = this.group != null;
         writer.execute(() -> {
             try {

@@ -64,7 +64,7 @@ public final class SavePlanner {
         if (group == null) {
             plan = merge(List.of(local));
         } else {
-            List<byte[]> all = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.PLAN, Json.bytes(local)), 0);
+            List<byte[]> all = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(local)), 0);
             byte[] reply = null;
             if (group.rank() == 0) {
                 String mixed = SaveMessage.mixedPhases(all);
@@ -75,12 +75,12 @@ public final class SavePlanner {
                     Reply r;
                     try {
                         List<LocalPlan> locals = new ArrayList<>();
-                        for (byte[] b : all) locals.add(Json.read(SaveMessage.body(b), LocalPlan.class));
+                        for (byte[] b : all) locals.add(PlanCodec.decodeLocal(SaveMessage.body(b)));
                         r = new Reply(merge(locals), null);
                     } catch (RuntimeException e) {
                         r = new Reply(null, e.getMessage());
                     }
-                    reply = SaveMessage.wrap(SaveMessage.PLAN_REPLY, Json.bytes(r));
+                    reply = SaveMessage.wrap(SaveMessage.PLAN_REPLY, PlanCodec.encode(r));
                 }
             }
             byte[] answer = ByteExchange.broadcast(group, reply, 0);
@@ -88,7 +88,7 @@ public final class SavePlanner {
                 invalidate();
                 throw new CheckpointException("rank " + group.rank() + ": save not committed: " + SaveMessage.text(answer));
             }
-            Reply r = Json.read(SaveMessage.body(answer), Reply.class);
+            Reply r = PlanCodec.decodeReply(SaveMessage.body(answer));
             if (r.error() != null) throw new CheckpointException("save planning failed on the coordinator (rank 0): " + r.error());
             plan = r.plan();
         }
@@ -101,8 +101,7 @@ public final class SavePlanner {
 
     /**
      * Runs the planning path once on a two-rank toy layout, without collectives, so the first real save does not pay
-     * for the JSON mapper's and the merge's first use while training waits (that first use costs tens of times a
-     * warm cache miss; bench/MEASUREMENTS.md, "first save").
+     * for the plan codec's and the merge's first use while training waits (bench/MEASUREMENTS.md, "first save").
      */
     static void warmUp() {
         List<LocalPlan> locals = new ArrayList<>();
@@ -110,8 +109,8 @@ public final class SavePlanner {
             locals.add(new LocalPlan(r, 2, List.of(new PlannedShard("warmup/w", new long[]{8}, "F32", 0, 8, true),
                     new PlannedShard("warmup/s", new long[]{8}, "F32", 4L * r, 4, false))));
         List<LocalPlan> back = new ArrayList<>();
-        for (LocalPlan l : locals) back.add(Json.read(SaveMessage.body(SaveMessage.wrap(SaveMessage.PLAN, Json.bytes(l))), LocalPlan.class));
-        Reply r = Json.read(Json.bytes(new Reply(merge(back), null)), Reply.class);
+        for (LocalPlan l : locals) back.add(PlanCodec.decodeLocal(SaveMessage.body(SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(l)))));
+        Reply r = PlanCodec.decodeReply(PlanCodec.encode(new Reply(merge(back), null)));
         if (!r.plan().layout().equals(locals)) throw new IllegalStateException("save planning warm-up did not round-trip");
     }
 

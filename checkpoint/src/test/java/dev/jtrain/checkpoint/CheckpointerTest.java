@@ -107,7 +107,7 @@ class CheckpointerTest {
 
     @Test
     void thePlanningWarmUpRoundTripsAToyTwoRankPlan() {
-        SavePlanner.warmUp(); // throws if the JSON round trip or the merge changed the plan
+        SavePlanner.warmUp(); // throws if the codec round trip or the merge changed the plan
         GlobalPlan p = SavePlanner.merge(List.of(
                 new LocalPlan(0, 2, List.of(new PlannedShard("m/w", new long[]{8}, "F32", 0, 8, true))),
                 new LocalPlan(1, 2, List.of(new PlannedShard("m/w", new long[]{8}, "F32", 0, 8, true)))));
