@@ -16,9 +16,9 @@ import java.util.List;
  * fixed binary layout: lengths, then fields in record order, strings as UTF-8 with an int length.
  *
  * <p>Why not JSON: these messages are never stored, and the first save of a process decoded them with a cold JSON
- * mapper on the critical path of a collective; each rank waited for the slowest parse (0.4-0.95 s of the first save's
- * stall with 228 shards per rank, bench/MEASUREMENTS.md, "first save"). Plain field reads cost little even before the
- * JIT has seen them. The metadata a checkpoint keeps on disk stays JSON.
+ * mapper on the critical path of a collective, so every rank waited for the slowest parse, most of the first save's
+ * stall (bench/MEASUREMENTS.md, "first save"). Plain field reads cost little even before the JIT has seen them. The
+ * metadata a checkpoint keeps on disk stays JSON.
  */
 final class PlanCodec {
     /** First byte of every encoded plan message: changes when the layout does. */
