@@ -37,7 +37,7 @@ export JT_HOST_CPUS=${JT_HOST_CPUS:-split}
 source "$PEERS/env.sh"
 PY=${PY:-python3}
 OUT=$(mktemp -d)
-trap '"$HOSTS" down >/dev/null 2>&1 || true; if [ -n "${KEEP:-}" ]; then echo "logs and metrics kept in $OUT"; else rm -rf "$OUT"; fi' EXIT
+trap '"$HOSTS" down >/dev/null 2>&1 || true; if [ -n "${KEEP:-}" ]; then echo "logs kept in $OUT"; else rm -rf "$OUT"; fi' EXIT
 "$HOSTS" up 2 "$RATE" >/dev/null 2>&1
 eval "$("$HOSTS" env)"
 export JTRAIN_JOB_TOKEN=bench-$$ PEERS_DIR=$PEERS JTRAIN_PEERS_DIR=$PEERS

@@ -70,7 +70,8 @@ final class PlanCodec {
                 int n = count(in, "write items");
                 List<WriteItem> ws = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    ws.add(new WriteItem(in.readInt(), readString(in), in.readLong(), in.readLong(), readString(in), in.readLong()));
+                    ws.add(new WriteItem(in.readInt(), readString(in), in.readLong(), in.readLong(), readString(in),
+                            in.readLong()));
                 }
                 writes.add(ws);
             }
@@ -125,7 +126,8 @@ final class PlanCodec {
     /** A count read from the message; a negative one or one beyond the bytes left means the message is not a plan. */
     private static int count(DataInputStream in, String what) throws IOException {
         int n = in.readInt();
-        if (n < 0 || n > in.available()) throw new IOException(what + " count " + n + " with " + in.available() + " bytes left");
+        if (n < 0 || n > in.available())
+            throw new IOException(what + " count " + n + " with " + in.available() + " bytes left");
         return n;
     }
 
@@ -159,7 +161,8 @@ final class PlanCodec {
                 throw new CheckpointException("cannot decode the " + what + ": " + in.available() + " bytes left over");
             return t;
         } catch (EOFException e) {
-            throw new CheckpointException("cannot decode the " + what + ": the message is " + bytes.length + " bytes, cut short", e);
+            throw new CheckpointException("cannot decode the " + what + ": the message is " + bytes.length
+                    + " bytes, cut short", e);
         } catch (IOException e) {
             throw new CheckpointException("cannot decode the " + what + ": " + e.getMessage(), e);
         }

@@ -64,7 +64,8 @@ public final class SavePlanner {
         if (group == null) {
             plan = merge(List.of(local));
         } else {
-            List<byte[]> all = ByteExchange.gather(group, SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(local)), 0);
+            byte[] mine = SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(local));
+            List<byte[]> all = ByteExchange.gather(group, mine, 0);
             byte[] reply = null;
             if (group.rank() == 0) {
                 String mixed = SaveMessage.mixedPhases(all);
@@ -109,7 +110,10 @@ public final class SavePlanner {
             locals.add(new LocalPlan(r, 2, List.of(new PlannedShard("warmup/w", new long[]{8}, "F32", 0, 8, true),
                     new PlannedShard("warmup/s", new long[]{8}, "F32", 4L * r, 4, false))));
         List<LocalPlan> back = new ArrayList<>();
-        for (LocalPlan l : locals) back.add(PlanCodec.decodeLocal(SaveMessage.body(SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(l)))));
+        for (LocalPlan l : locals) {
+            byte[] message = SaveMessage.wrap(SaveMessage.PLAN, PlanCodec.encode(l));
+            back.add(PlanCodec.decodeLocal(SaveMessage.body(message)));
+        }
         Reply r = PlanCodec.decodeReply(PlanCodec.encode(new Reply(merge(back), null)));
         if (!r.plan().layout().equals(locals)) throw new IllegalStateException("save planning warm-up did not round-trip");
     }
