@@ -1,13 +1,17 @@
 package dev.jtrain.checkpoint;
 
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
+import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
+import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.store.StoreFrameDescriptor;
 import dev.jtrain.comm.store.BulkStoreServer;
 import dev.jtrain.comm.transport.local.LocalRanks;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,11 +28,16 @@ class PeerMemoryStorageTest {
     static final String TOKEN = "peer-memory-test-token";
     static final Path ROOT = Path.of("ram");
     private final List<BulkStoreServer> holders = new ArrayList<>();
+    private final List<Path> shm = new ArrayList<>();
+    @TempDir
+    Path tmp;
 
-    private List<String> startHolders(int nodes) {
+    private List<String> startHolders(int nodes) throws Exception {
         List<String> addresses = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
-            BulkStoreServer s = new BulkStoreServer("127.0.0.1", 0, TOKEN, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, 1L << 30);
+            shm.add(Files.createDirectories(tmp.resolve("shm-" + holders.size())));
+            BulkStoreServer s = new BulkStoreServer("127.0.0.1", 0, TOKEN, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, 1L << 30,
+                    shm.getLast());
             holders.add(s);
             addresses.add("127.0.0.1:" + s.port());
         }
@@ -43,7 +52,7 @@ class PeerMemoryStorageTest {
     /** {@code world} ranks, {@code perNode} to a node, each saving its layout with {@code salt} as step {@code salt}. */
     private void save(List<String> addresses, int world, int perNode, int salt, int keepLast) throws Exception {
         LocalRanks.run(world, (rank, pg) -> {
-            try (PeerMemoryStorage st = PeerMemoryStorage.connect(addresses, rank / perNode, TOKEN, 10_000);
+            try (PeerMemoryStorage st = PeerMemoryStorage.connect(addresses, rank / perNode, TOKEN, 10_000, null, Placement.BUDDY);
                  Checkpointer c = new Checkpointer(pg, CheckpointerOptions.defaults(), st)) {
                 return c.save(ROOT, Map.of("state", DistributedCheckpointTest.layout(rank, world).fill(salt)),
                         new SaveOptions(salt, true, keepLast, false)).join();
@@ -55,7 +64,7 @@ class PeerMemoryStorageTest {
     private List<String> load(List<String> addresses, int world, int perNode, int salt) throws Exception {
         return LocalRanks.run(world, (rank, pg) -> {
             ArrayState s = DistributedCheckpointTest.layout(rank, world).fill(99);
-            try (PeerMemoryStorage st = PeerMemoryStorage.connect(addresses, rank / perNode, TOKEN, 10_000);
+            try (PeerMemoryStorage st = PeerMemoryStorage.connect(addresses, rank / perNode, TOKEN, 10_000, null, Placement.BUDDY);
                  Checkpointer c = new Checkpointer(pg, CheckpointerOptions.defaults(), st)) {
                 try {
                     LoadReport r = c.load(ROOT, Map.of("state", s), LoadOptions.newestValid().withBroadcast(true));
@@ -74,13 +83,13 @@ class PeerMemoryStorageTest {
         List<String> at = startHolders(2);
         save(at, 4, 2, 1, 2);
         long keysAfterOne;
-        try (PeerMemoryStorage st = PeerMemoryStorage.connect(at, 0, TOKEN, 10_000)) {
+        try (PeerMemoryStorage st = PeerMemoryStorage.connect(at, 0, TOKEN, 10_000, null, Placement.BUDDY)) {
             keysAfterOne = st.keysOn(0);
             assertThat(st.keysOn(1)).as("with two nodes each holds every shard: its own and its buddy's").isEqualTo(keysAfterOne);
         }
         save(at, 4, 2, 2, 2);
         save(at, 4, 2, 3, 2);
-        try (PeerMemoryStorage st = PeerMemoryStorage.connect(at, 0, TOKEN, 10_000)) {
+        try (PeerMemoryStorage st = PeerMemoryStorage.connect(at, 0, TOKEN, 10_000, null, Placement.BUDDY)) {
             assertThat(st.committedSteps(ROOT)).containsExactly(ROOT.resolve("step-000002"), ROOT.resolve("step-000003"));
             assertThat(st.keysOn(0)).as("step 1 dropped, two steps held").isEqualTo(2 * keysAfterOne - 1); // one shared step list
         }
@@ -105,5 +114,54 @@ class PeerMemoryStorageTest {
         List<String> outcomes = load(at, 3, 1, 7);
         for (String o : outcomes)
             assertThat(o).contains("failed", "rank-00001", "in no live node's memory", "node 1", "node 2", "[state untouched]");
+    }
+
+    /**
+     * Each node's copy over its own ranks (OWN_NODE, state whole on every node: here sharded within the node and
+     * replicated across nodes, as hybrid sharding has it): a node's shards go into its own holder only, through its
+     * shared-memory directory; any surviving node's copy restores every rank.
+     */
+    private List<String> perNode(List<String> at, int nodes, int perNode, int salt, boolean save) throws Exception {
+        return LocalRanks.run(nodes * perNode, (rank, pg) -> {
+            int node = rank / perNode, local = rank % perNode;
+            ProcessGroup mine = null;
+            for (int n = 0; n < nodes; n++) {
+                int[] ranks = new int[perNode];
+                for (int i = 0; i < perNode; i++) ranks[i] = n * perNode + i;
+                var g = pg.newGroup(ranks);
+                if (n == node) mine = g.orElseThrow();
+            }
+            ArrayState s = DistributedCheckpointTest.layout(local, perNode).fill(save ? salt : 99);
+            try (PeerMemoryStorage st = PeerMemoryStorage.connect(at, node, TOKEN, 10_000, shm.get(node), Placement.OWN_NODE);
+                 Checkpointer c = new Checkpointer(mine, CheckpointerOptions.defaults(), st)) {
+                if (save) {
+                    c.save(ROOT, Map.of("state", s), new SaveOptions(salt, true, 2, false)).join();
+                    return null;
+                }
+                try {
+                    LoadReport r = c.load(ROOT, Map.of("state", s), LoadOptions.newestValid().withBroadcast(true));
+                    if (r.step() != salt) return "rank " + rank + " loaded step " + r.step();
+                } catch (CheckpointException e) {
+                    return "failed: " + e.getMessage();
+                }
+            }
+            return s.check(salt);
+        });
+    }
+
+    @Test
+    void eachNodeKeepsAWholeCopyInItsOwnMemoryWrittenThroughSharedMemoryAndAnySurvivorRestoresAll() throws Exception {
+        List<String> at = startHolders(2);
+        perNode(at, 2, 2, 4, true);
+        for (int n = 0; n < 2; n++) {
+            assertThat(holders.get(n).adoptedBytes()).as("node %d's chunks came through shared memory, not its socket", n)
+                    .isGreaterThan(0);
+            try (var left = Files.list(shm.get(n))) {
+                assertThat(left).as("nothing left in the shared-memory directory").isEmpty();
+            }
+        }
+        assertThat(holders.get(0).heldBytes()).as("the same whole copy on each node").isEqualTo(holders.get(1).heldBytes());
+        holders.get(1).close(); // node 1 died with its launcher
+        assertThat(perNode(at, 2, 2, 4, false)).as("node 1's restarted ranks load node 0's copy").containsOnlyNulls();
     }
 }

@@ -5,6 +5,7 @@ import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
+import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroups;
 import dev.jtrain.comm.engine.ClusterEngine;
@@ -417,13 +418,24 @@ final class TrainCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--mem-ckpt-every keeps checkpoints in the memory of the launchers, which outlive the"
                         + " ranks they restart: run under `jtrain launch` (it sets " + RendezvousEnv.CKPT_HOLDERS + ")");
             int node = Integer.parseInt(env.getOrDefault(RendezvousEnv.NODE_RANK, "0"));
-            checkHoldersFit(trainer, holders.split(",").length, env.get(RendezvousEnv.CKPT_HOLDER_BYTES));
+            int nodes = holders.split(",").length;
+            // every node holds the whole state (DDP, or sharding within each host): each node saves a complete copy
+            // into its own launcher, over its own ranks, and nothing crosses the network (PeerMemoryStorage)
+            boolean wholeOnEachNode = zero == 0 || (shardScope() == ShardScope.HOST && pg != null && pg.topology().hosts() == nodes);
+            Placement placement = nodes > 1 && pg != null && wholeOnEachNode ? Placement.OWN_NODE : Placement.BUDDY;
+            ProcessGroup ckptGroup = placement == Placement.OWN_NODE ? nodeGroup(pg, node, nodes) : pg;
+            checkHoldersFit(trainer, nodes, placement, env.get(RendezvousEnv.CKPT_HOLDER_BYTES));
+            String shm = env.get(RendezvousEnv.CKPT_SHM_DIR);
             PeerMemoryStorage storage = PeerMemoryStorage.connect(List.of(holders.split(",")), node,
-                    env.get(RendezvousEnv.JOB_TOKEN), 60_000);
+                    env.get(RendezvousEnv.JOB_TOKEN), 60_000, shm == null || shm.isBlank() ? null : Path.of(shm), placement);
             holderConnections = storage;
-            tiers.add(new CheckpointTier("memory", new Checkpointer(pg, options, storage), MEMORY_ROOT, memCkptEvery, true, 2, true));
-            console.printf("in-memory checkpoints every %d steps into node %d's launcher and node %d's (holders %s)%n", memCkptEvery,
-                    node, (node + 1) % holders.split(",").length, holders);
+            tiers.add(new CheckpointTier("memory", new Checkpointer(ckptGroup, options, storage), MEMORY_ROOT, memCkptEvery, true, 2, true));
+            if (placement == Placement.OWN_NODE)
+                console.printf("in-memory checkpoints every %d steps: each node's ranks save a whole copy into their node's launcher"
+                        + " (holders %s)%n", memCkptEvery, holders);
+            else
+                console.printf("in-memory checkpoints every %d steps into node %d's launcher and node %d's (holders %s)%n", memCkptEvery,
+                        node, (node + 1) % nodes, holders);
         }
         tiers.forEach(trainer::addCheckpointTier);
         if (!resume) return tiers;
@@ -444,6 +456,24 @@ final class TrainCommand implements Callable<Integer> {
         return tiers;
     }
 
+    /**
+     * This node's ranks as a group (the launcher numbers node n's ranks n·L .. n·L+L-1, L per node). Collective over
+     * {@code pg}: every rank creates every node's group, in node order.
+     */
+    private static ProcessGroup nodeGroup(ProcessGroup pg, int node, int nodes) {
+        int perNode = pg.size() / nodes;
+        if (perNode * nodes != pg.size())
+            throw new IllegalStateException(pg.size() + " ranks do not split evenly over " + nodes + " nodes");
+        ProcessGroup mine = null;
+        for (int n = 0; n < nodes; n++) {
+            int[] ranks = new int[perNode];
+            for (int i = 0; i < perNode; i++) ranks[i] = n * perNode + i;
+            var g = pg.newGroup(ranks);
+            if (n == node) mine = g.orElseThrow(() -> new IllegalStateException("rank " + pg.rank() + " is not in node " + node + "'s group"));
+        }
+        return mine;
+    }
+
     /** The tier the run resumed from ("disk", "memory"), or null. */
     private String resumedFrom;
 
@@ -452,20 +482,21 @@ final class TrainCommand implements Callable<Integer> {
 
     /**
      * Refuses --mem-ckpt-every up front when a node's launcher could not hold its share: the parameters and AdamW's two
-     * moments (12 bytes per parameter), its own node's shards and its buddy's (2/n of them, all with one node), for
-     * the two steps kept and the one being saved.
+     * moments (12 bytes per parameter) for the two steps kept and the one being saved; all of it with OWN_NODE (each
+     * node keeps a whole copy), else its own node's shards and its buddy's (2/n of it, all with one node).
      */
-    static void checkHoldersFit(Trainer trainer, int nodes, String budgetEnv) {
+    static void checkHoldersFit(Trainer trainer, int nodes, Placement placement, String budgetEnv) {
         if (budgetEnv == null) return;
         long budget = Long.parseLong(budgetEnv);
         long state = 12L * trainer.parameters().size();
-        long need = 3 * state * Math.min(nodes, 2) / nodes;
+        boolean whole = placement == Placement.OWN_NODE || nodes == 1;
+        long need = whole ? 3 * state : 3 * state * 2 / nodes;
         if (need > budget)
             throw new IllegalArgumentException(String.format("--mem-ckpt-every: each node's launcher would hold up to %.2f GiB"
                     + " (3 checkpoints: 2 kept and 1 being saved, of %.2f GiB of state, %s), but it holds at most %.2f GiB (2/5 of"
-                    + " its host's memory); checkpoint to disk only, or spread the job over more nodes (each holds 2/n)",
-                    need / 1073741824.0, state / 1073741824.0, nodes == 1 ? "all of it" : "2/" + nodes
-                            + " of it: its node's shards and its buddy's", budget / 1073741824.0));
+                    + " its host's memory); checkpoint to disk only%s", need / 1073741824.0, state / 1073741824.0,
+                    whole ? "all of it: every node keeps a whole copy" : "2/" + nodes + " of it: its node's shards and its buddy's",
+                    budget / 1073741824.0, whole ? "" : ", or spread the job over more nodes (each holds 2/n)"));
     }
 
     /** Connections to the checkpoint memory holders, or null. */

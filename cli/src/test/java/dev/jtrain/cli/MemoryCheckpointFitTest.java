@@ -1,5 +1,6 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
 import dev.jtrain.gpt.data.Batch;
@@ -24,15 +25,19 @@ class MemoryCheckpointFitTest {
         Trainer t = trainer();
         long state = 12L * t.parameters().data().length;
         // 2 nodes: each holds all of the state (its own half and its buddy's), 3 times (2 kept, 1 being saved)
-        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 2, Long.toString(3 * state))).doesNotThrowAnyException();
-        assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 2, Long.toString(3 * state - 1)))
+        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 2, Placement.BUDDY, Long.toString(3 * state))).doesNotThrowAnyException();
+        assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 2, Placement.BUDDY, Long.toString(3 * state - 1)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("each node's launcher would hold up to").hasMessageContaining("2/2 of it")
                 .hasMessageContaining("2/5 of its host's memory");
         // 4 nodes: half of it each
-        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 4, Long.toString(3 * state / 2))).doesNotThrowAnyException();
-        assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 4, Long.toString(3 * state / 2 - 1)))
+        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 4, Placement.BUDDY, Long.toString(3 * state / 2))).doesNotThrowAnyException();
+        assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 4, Placement.BUDDY, Long.toString(3 * state / 2 - 1)))
                 .hasMessageContaining("2/4 of it");
-        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 2, null)).as("no budget given: nothing to check").doesNotThrowAnyException();
+        // each node keeps a whole copy (DDP: OWN_NODE), however many nodes
+        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 4, Placement.OWN_NODE, Long.toString(3 * state))).doesNotThrowAnyException();
+        assertThatThrownBy(() -> TrainCommand.checkHoldersFit(t, 4, Placement.OWN_NODE, Long.toString(3 * state - 1)))
+                .hasMessageContaining("every node keeps a whole copy");
+        assertThatCode(() -> TrainCommand.checkHoldersFit(t, 2, Placement.BUDDY, null)).as("no budget given: nothing to check").doesNotThrowAnyException();
     }
 }

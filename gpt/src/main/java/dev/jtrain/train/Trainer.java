@@ -192,8 +192,7 @@ public final class Trainer {
             // not below the next tier's newest: falling back within this tier must not skip a newer step there
             long floor = i + 1 < order.size() ? newest.get(order.get(i + 1)) : -1;
             try {
-                LoadReport r = t.checkpointer().load(t.root(), checkpointState(),
-                        LoadOptions.newestValid().withBroadcast(broadcast).atLeast(floor));
+                LoadReport r = agreedLoad(t, floor, broadcast);
                 // the tiers that failed hold newer steps this run will save again
                 for (CheckpointTier other : order)
                     if (other != t && newest.get(other) > r.step())
@@ -207,6 +206,34 @@ public final class Trainer {
         if (!fellBack.isEmpty() && !order.isEmpty())
             throw new CheckpointException("no checkpoint in any tier loads: " + String.join("; ", fellBack));
         return Optional.empty();
+    }
+
+    /**
+     * Loads from {@code t}, and fails on every rank if it failed on any: a tier whose checkpointer spans one node's
+     * ranks (each node's own copy in its memory) loads node by node, and one node's failure must not leave the others
+     * training from a state it does not have.
+     */
+    private LoadReport agreedLoad(CheckpointTier t, long floor, boolean broadcast) {
+        LoadReport r = null;
+        CheckpointException failed = null;
+        try {
+            r = t.checkpointer().load(t.root(), checkpointState(), LoadOptions.newestValid().withBroadcast(broadcast).atLeast(floor));
+        } catch (CheckpointException e) {
+            failed = e;
+        }
+        if (parallel.worldSize() > 1) {
+            boolean anyFailed = parallel.average(failed != null ? 1f : 0f) > 0f; // every rank alike
+            if (anyFailed && failed == null) {
+                failed = new CheckpointException("another rank could not load from " + t.name() + " (step " + r.step()
+                        + " loaded here); every rank moves on together");
+            } else if (!anyFailed) {
+                float mine = (float) r.step();
+                if (parallel.average(parallel.average(mine) == mine ? 0f : 1f) > 0f)
+                    failed = new CheckpointException("ranks loaded different steps from " + t.name() + " (step " + r.step() + " here)");
+            }
+        }
+        if (failed != null) throw failed;
+        return r;
     }
 
     /** {@code mine} if every rank sees the same newest step in {@code t}; else fails on every rank, naming it. */

@@ -16,6 +16,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -82,6 +83,7 @@ public final class Launcher {
         boolean multiNode = options.nnodes() > 1;
         TcpStoreServer server = null;
         BulkStoreServer holder = null;
+        Path shmDir = null;
         TcpStore client = null;
         List<Child> running = new ArrayList<>();
         boolean succeeded = false;
@@ -98,8 +100,9 @@ public final class Launcher {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
+            shmDir = HolderShm.create(out);
             holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
-                    StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET);
+                    StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET, shmDir);
             String holderAt = (multiNode ? Transports.reachableAddress(client) : "127.0.0.1") + ":" + holder.port();
             if (agreement != null) agreement.publishHolder(holderAt, HOLDER_BUDGET); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
@@ -125,7 +128,7 @@ public final class Launcher {
                 if (agreement != null) agreement.started(attempt);
                 String holders = agreement != null ? String.join(",", agreement.holders(members, options.joinTimeoutMs())) : holderAt;
                 long budget = agreement != null ? agreement.holderBudget(members, options.joinTimeoutMs()) : HOLDER_BUDGET;
-                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members));
+                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members, shmDir));
                 Outcome o = supervise(running, agreement, attempt, members.size());
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
@@ -165,6 +168,7 @@ public final class Launcher {
             if (client != null) client.close();
             if (server != null) server.close();
             if (holder != null) holder.close();
+            HolderShm.remove(shmDir);
         }
     }
 
@@ -208,7 +212,7 @@ public final class Launcher {
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
     private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, long holderBudget,
-                              List<Integer> members) {
+                              List<Integer> members, Path shmDir) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
         int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
@@ -238,6 +242,8 @@ public final class Launcher {
             env.put(RendezvousEnv.NNODES, Integer.toString(members.size()));
             env.put(RendezvousEnv.CKPT_HOLDERS, holders);
             env.put(RendezvousEnv.CKPT_HOLDER_BYTES, Long.toString(holderBudget));
+            if (shmDir != null) env.put(RendezvousEnv.CKPT_SHM_DIR, shmDir.toString());
+            else env.remove(RendezvousEnv.CKPT_SHM_DIR);
             try {
                 Process p = pb.start();
                 Deque<String> tail = new ArrayDeque<>();

@@ -32,6 +32,11 @@ public final class RendezvousEnv {
      * keeps in-memory checkpoints across restarts of the ranks.
      */
     public static final String CKPT_HOLDERS = "JTRAIN_CKPT_HOLDERS";
+    /**
+     * Set by the launcher when this host has shared memory: the directory where its ranks leave checkpoint chunks for
+     * this node's holder to adopt (written once into shared memory instead of sent through the loopback socket).
+     */
+    public static final String CKPT_SHM_DIR = "JTRAIN_CKPT_SHM_DIR";
     /** Set by the launcher: the bytes the smallest of those holders can keep (its heap, less a reserve). */
     public static final String CKPT_HOLDER_BYTES = "JTRAIN_CKPT_HOLDER_BYTES";
     /** Rendezvous and default communication timeout in milliseconds. */

@@ -6,14 +6,19 @@ import org.slf4j.LoggerFactory;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +40,8 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
  * gigabytes of retained arrays, CPU taken from the ranks on the same host (bench/MEASUREMENTS.md, "checkpoint
  * holder").
  *
- * <p>What it serves: HELLO (job token, checked in constant time), SET, GET (never waits: an absent key answers
+ * <p>What it serves: HELLO (job token, checked in constant time), SET, ADOPT (a file a client on this host left in
+ * the adoption directory becomes a value without crossing the socket), GET (never waits: an absent key answers
  * TIMEOUT at once), ADD, DELETE, NUM_KEYS. CAS and WAIT are rendezvous operations and are refused. Values count
  * against {@code budgetBytes}; a SET beyond it is refused with the figures, and nothing is stored.
  *
@@ -45,25 +51,34 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
 public final class BulkStoreServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(BulkStoreServer.class);
 
-    /** One value in a block of its own (perhaps a freed value's, recycled); given back under the write lock, read under the read lock. */
+    /**
+     * One value: in a block of its own (perhaps a freed value's, recycled), or an adopted file's pages mapped in place;
+     * given back under the write lock, read under the read lock.
+     */
     private static final class Value {
-        final BlockPool pool;
-        final BlockPool.Block block;
         final MemorySegment bytes;
+        private final Runnable release;
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         private boolean freed; // under the write lock
 
-        Value(BlockPool pool, long size) {
-            this.pool = pool;
-            this.block = pool.take(size);
-            this.bytes = block.segment();
+        private Value(MemorySegment bytes, Runnable release) {
+            this.bytes = bytes;
+            this.release = release;
         }
+
+        static Value inBlock(BlockPool pool, long size) {
+            BlockPool.Block block = pool.take(size);
+            return new Value(block.segment(), () -> pool.give(block));
+        }
+
+        /** A file's pages, mapped: unmapping (closing the arena) frees them, its name being gone already. */
+        static Value mapped(Arena arena, MemorySegment pages) { return new Value(pages, arena::close); }
 
         /** Gives the memory back once no send holds it; a second call (a delete racing close) does nothing. */
         void free() {
             lock.writeLock().lock();
             try {
-                if (!freed) pool.give(block);
+                if (!freed) release.run();
                 freed = true;
             } finally {
                 lock.writeLock().unlock();
@@ -76,8 +91,10 @@ public final class BulkStoreServer implements AutoCloseable {
     private final int maxBodyBytes;
     private final long handshakeTimeoutMs;
     private final long budgetBytes;
+    private final Path adoptDir;
     private final Map<String, Value> values = new ConcurrentHashMap<>();
     private final AtomicLong heldBytes = new AtomicLong();
+    private final AtomicLong adoptedBytes = new AtomicLong();
     /** Memory of freed values, kept for the next save's (up to half the budget: one step's worth of a typical holder). */
     private final BlockPool pool;
     private final Object counters = new Object();
@@ -89,6 +106,16 @@ public final class BulkStoreServer implements AutoCloseable {
      * @param budgetBytes the most value bytes it holds at once
      */
     public BulkStoreServer(String host, int port, String jobToken, int maxBodyBytes, long handshakeTimeoutMs, long budgetBytes) {
+        this(host, port, jobToken, maxBodyBytes, handshakeTimeoutMs, budgetBytes, null);
+    }
+
+    /**
+     * @param adoptDir where clients on this host leave files for ADOPT (a directory in shared memory that only this
+     *                 job's user can write), or null to refuse ADOPT
+     */
+    public BulkStoreServer(String host, int port, String jobToken, int maxBodyBytes, long handshakeTimeoutMs, long budgetBytes,
+                           Path adoptDir) {
+        this.adoptDir = adoptDir;
         this.token = jobToken.getBytes(StandardCharsets.UTF_8);
         this.maxBodyBytes = maxBodyBytes;
         this.handshakeTimeoutMs = handshakeTimeoutMs;
@@ -104,6 +131,9 @@ public final class BulkStoreServer implements AutoCloseable {
     }
 
     public int port() { return server.socket().getLocalPort(); }
+
+    /** Bytes that arrived as adopted shared-memory files rather than through a socket, since the start. */
+    public long adoptedBytes() { return adoptedBytes.get(); }
 
     /** Value bytes held now. */
     public long heldBytes() { return heldBytes.get(); }
@@ -213,7 +243,7 @@ public final class BulkStoreServer implements AutoCloseable {
             left -= FIELD_LENGTH_BYTES;
             if (n < 0 || n > left) throw new StoreFrame.ProtocolException("field " + i + " length=" + n + " exceeds the body");
             if (op == OP_SET && i == 1 && admitted) {
-                Value v = new Value(pool, n);
+                Value v = Value.inBlock(pool, n);
                 pool.trimTo(budgetBytes - heldBytes.get() - n); // held and kept-for-reuse within the budget together
                 fields.add(v); // freed by the caller if the rest fails
                 readFully(ch, v.bytes.asByteBuffer());
@@ -242,20 +272,18 @@ public final class BulkStoreServer implements AutoCloseable {
         switch (r.opcode) {
             case OP_SET -> {
                 need(r, 2);
-                Value v = (Value) r.fields.get(1);
-                long size = v.bytes.byteSize();
-                Value replaced = values.get(r.string(0));
-                long freedByReplace = replaced == null ? 0 : replaced.bytes.byteSize();
-                if (heldBytes.addAndGet(size - freedByReplace) > budgetBytes) {
-                    heldBytes.addAndGet(freedByReplace - size);
-                    v.free();
-                    reply(ch, STATUS_ERROR, List.of(utf8("holder full: a value of " + size + " bytes on top of " + heldBytes.get()
-                            + " held would pass its budget of " + budgetBytes + " bytes")));
+                store(ch, r.string(0), (Value) r.fields.get(1));
+            }
+            case OP_ADOPT -> {
+                need(r, 2);
+                Value v;
+                try {
+                    v = adopt(r.string(1));
+                } catch (IOException | IllegalArgumentException e) {
+                    reply(ch, STATUS_ERROR, List.of(utf8("cannot adopt '" + r.string(1) + "' for key " + r.string(0) + ": " + e.getMessage())));
                     return;
                 }
-                heldBytes.addAndGet(freedByReplace - size); // put() counts it
-                put(r.string(0), v);
-                reply(ch, STATUS_OK, List.of());
+                store(ch, r.string(0), v);
             }
             case OP_GET -> {
                 need(r, 2);
@@ -293,7 +321,7 @@ public final class BulkStoreServer implements AutoCloseable {
                     }
                     now = Math.addExact(was, delta);
                     byte[] digits = Long.toString(now).getBytes(StandardCharsets.US_ASCII);
-                    Value v = new Value(pool, digits.length);
+                    Value v = Value.inBlock(pool, digits.length);
                     MemorySegment.copy(MemorySegment.ofArray(digits), 0, v.bytes, 0, digits.length);
                     put(r.string(0), v);
                 }
@@ -313,6 +341,48 @@ public final class BulkStoreServer implements AutoCloseable {
                 r.fields.forEach(f -> { if (f instanceof Value v) v.free(); });
                 reply(ch, STATUS_ERROR, List.of(utf8("opcode " + r.opcode + " is not served by a bulk store (no CAS, no WAIT)")));
             }
+        }
+    }
+
+    /** Stores {@code v} under {@code key} and answers OK, or frees it and answers why when it would pass the budget. */
+    private void store(SocketChannel ch, String key, Value v) throws IOException {
+        long size = v.bytes.byteSize();
+        Value replaced = values.get(key);
+        long freedByReplace = replaced == null ? 0 : replaced.bytes.byteSize();
+        if (heldBytes.addAndGet(size - freedByReplace) > budgetBytes) {
+            heldBytes.addAndGet(freedByReplace - size);
+            v.free();
+            reply(ch, STATUS_ERROR, List.of(utf8("holder full: a value of " + size + " bytes on top of " + heldBytes.get()
+                    + " held would pass its budget of " + budgetBytes + " bytes")));
+            return;
+        }
+        heldBytes.addAndGet(freedByReplace - size); // put() counts it
+        put(key, v);
+        reply(ch, STATUS_OK, List.of());
+    }
+
+    /**
+     * Maps the file {@code name} of the adoption directory and removes its name: the mapping alone keeps its pages,
+     * so they go back to the kernel when the value is freed or this process ends, and nothing is left behind in
+     * shared memory whichever way the holder stops. A client on this host wrote it there: one copy into shared
+     * memory instead of two through the loopback socket, and no receive work here.
+     */
+    private Value adopt(String name) throws IOException {
+        if (adoptDir == null) throw new IllegalArgumentException("this holder adopts no files (it has no shared-memory directory)");
+        if (name.isEmpty() || name.contains("/") || name.contains("\\") || name.equals(".") || name.equals(".."))
+            throw new IllegalArgumentException("not a plain file name");
+        Path file = adoptDir.resolve(name);
+        Arena arena = Arena.ofShared();
+        try (FileChannel fc = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = fc.size();
+            MemorySegment pages = size == 0 ? MemorySegment.NULL.reinterpret(0) : fc.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            Files.delete(file);
+            adoptedBytes.addAndGet(size);
+            return Value.mapped(arena, pages);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            Files.deleteIfExists(file);
+            throw e;
         }
     }
 

@@ -32,6 +32,8 @@ package dev.jtrain.comm.store;
  *   WAIT     [timeoutMs, key, key...]     → []
  *   DELETE   [key]                        → [1 byte: existed]
  *   NUM_KEYS []                           → [count]
+ *   ADOPT    [key, fileName]              → []          bulk store only: fileName (in the server's adoption
+ *                                                       directory, same host) becomes key's value; the name is gone
  *   error responses: status ERROR or TIMEOUT, fields [message]
  * </pre>
  *
@@ -64,11 +66,12 @@ public final class StoreFrameDescriptor {
     public static final byte OP_WAIT = 6;
     public static final byte OP_DELETE = 7;
     public static final byte OP_NUM_KEYS = 8;
+    public static final byte OP_ADOPT = 9;
     public static final byte OP_RESPONSE = 127;
 
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_ERROR = 1;
     public static final byte STATUS_TIMEOUT = 2;
 
-    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_NUM_KEYS; }
+    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_ADOPT; }
 }

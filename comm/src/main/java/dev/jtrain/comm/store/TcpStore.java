@@ -159,6 +159,15 @@ public final class TcpStore implements Store {
         return call(StoreFrame.request(OP_DELETE, StoreFrame.utf8(key)), "delete", key, options.timeoutMs()).get(0)[0] == 1;
     }
 
+    /**
+     * Makes the file {@code fileName}, which this process wrote into the server's adoption directory on the same host,
+     * {@code key}'s value; the server takes its pages and removes the name. Only a {@link BulkStoreServer} with an
+     * adoption directory serves it.
+     */
+    public void adopt(String key, String fileName) {
+        call(StoreFrame.request(OP_ADOPT, StoreFrame.utf8(key), StoreFrame.utf8(fileName)), "adopt", key, options.timeoutMs());
+    }
+
     @Override
     public long numKeys() {
         try {

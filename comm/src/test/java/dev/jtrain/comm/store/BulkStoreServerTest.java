@@ -5,7 +5,11 @@ import dev.jtrain.comm.CommTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
 
@@ -18,8 +22,12 @@ class BulkStoreServerTest {
     private BulkStoreServer server;
     private TcpStore client;
 
+    @TempDir
+    Path adoptDir;
+
     private TcpStore connect(long budget, String token) {
-        if (server == null) server = new BulkStoreServer("127.0.0.1", 0, "bulk-token", StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 5_000, budget);
+        if (server == null) server = new BulkStoreServer("127.0.0.1", 0, "bulk-token", StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 5_000, budget,
+                adoptDir);
         return TcpStore.create(TcpStoreOptions.client("127.0.0.1", server.port(), token, 5_000));
     }
 
@@ -103,6 +111,45 @@ class BulkStoreServerTest {
                 .hasMessageContaining("holder full").hasMessageContaining("budget of 1048576 bytes");
         assertThat(client.numKeys()).isEqualTo(1);
         assertThat(server.heldBytes()).isEqualTo(1 << 19);
+    }
+
+    /** A file a client on the host left in the adoption directory: served bitwise, its name gone, counted, freed. */
+    @Test
+    void anAdoptedFileIsServedAsTheValueAndLeavesNothingBehind() throws IOException {
+        client = connect(16L << 20, "bulk-token");
+        byte[] big = new byte[(3 << 20) + 5];
+        new Random(3).nextBytes(big);
+        Files.write(adoptDir.resolve("chunk-1"), big);
+        client.adopt("k", "chunk-1");
+        assertThat(adoptDir.resolve("chunk-1")).as("the holder keeps the pages, not the name").doesNotExist();
+        assertThat(Arrays.equals(client.get("k", 0), big)).isTrue();
+        assertThat(server.heldBytes()).isEqualTo(big.length);
+        Files.write(adoptDir.resolve("chunk-2"), new byte[] {4, 5});
+        client.adopt("k", "chunk-2"); // replaces (and unmaps) the first
+        assertThat(client.get("k", 0)).containsExactly(4, 5);
+        assertThat(server.heldBytes()).isEqualTo(2);
+        assertThat(client.delete("k")).isTrue();
+        assertThat(server.heldBytes()).isZero();
+        try (var left = Files.list(adoptDir)) {
+            assertThat(left).isEmpty();
+        }
+    }
+
+    @Test
+    void adoptRefusesPathsOutsideItsDirectoryMissingFilesAndWhatPassesTheBudget() throws IOException {
+        client = connect(1 << 20, "bulk-token");
+        Path outside = Files.write(adoptDir.resolveSibling(adoptDir.getFileName() + "-outside"), new byte[] {1});
+        assertThatThrownBy(() -> client.adopt("k", "../" + outside.getFileName())).isInstanceOf(CommException.class)
+                .hasMessageContaining("not a plain file name");
+        assertThat(outside).exists();
+        Files.delete(outside);
+        assertThatThrownBy(() -> client.adopt("k", "missing")).isInstanceOf(CommException.class)
+                .hasMessageContaining("cannot adopt 'missing'");
+        Files.write(adoptDir.resolve("big"), new byte[(1 << 20) + 1]);
+        assertThatThrownBy(() -> client.adopt("k", "big")).isInstanceOf(CommException.class).hasMessageContaining("holder full");
+        assertThat(adoptDir.resolve("big")).as("a refused file is not left behind").doesNotExist();
+        assertThat(client.numKeys()).isZero();
+        assertThat(server.heldBytes()).isZero();
     }
 
     @Test

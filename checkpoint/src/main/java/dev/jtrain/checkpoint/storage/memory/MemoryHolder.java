@@ -3,7 +3,9 @@ package dev.jtrain.checkpoint.storage.memory;
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.JTrainCommException;
 import dev.jtrain.comm.store.Store;
+import dev.jtrain.comm.store.TcpStore;
 
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -19,14 +21,25 @@ final class MemoryHolder implements AutoCloseable {
     private final int node;
     private final String address;
     private final Supplier<Store> connect;
+    private final Path sharedMemory;
     private Store store;
     private volatile String lostBecause;
 
-    MemoryHolder(int node, String address, Supplier<Store> connect) {
+    MemoryHolder(int node, String address, Supplier<Store> connect) { this(node, address, connect, null); }
+
+    /**
+     * @param sharedMemory the holder's adoption directory when it runs on this process's host (its launcher's), where
+     *                     chunks are left for it to adopt instead of sent; null to send everything
+     */
+    MemoryHolder(int node, String address, Supplier<Store> connect, Path sharedMemory) {
         this.node = node;
         this.address = address;
         this.connect = connect;
+        this.sharedMemory = sharedMemory;
     }
+
+    /** The adoption directory on this host, or null. */
+    Path sharedMemory() { return sharedMemory; }
 
     int node() { return node; }
 
@@ -67,6 +80,15 @@ final class MemoryHolder implements AutoCloseable {
     void set(String key, byte[] value) {
         call(s -> {
             s.set(key, value);
+            return null;
+        });
+    }
+
+    /** Makes the file {@code fileName} of {@link #sharedMemory()} {@code key}'s value (the holder takes its pages). */
+    void adopt(String key, String fileName) {
+        call(s -> {
+            if (!(s instanceof TcpStore t)) throw new JTrainCommException(describe() + " is not a launcher's holder: it adopts no files");
+            t.adopt(key, fileName);
             return null;
         });
     }

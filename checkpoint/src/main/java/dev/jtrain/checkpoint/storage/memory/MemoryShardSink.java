@@ -6,23 +6,39 @@ import dev.jtrain.comm.JTrainCommException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A shard streamed into the memory of its replica holders in {@link PeerMemoryStorage#CHUNK_BYTES} chunks, each sent
- * to every replica as soon as it is full. Writes must come in order (the shard-file writer writes the header, then
- * the data section front to back). Published by writing its size on every replica, last, so a reader never sees a
- * partial shard; a sink closed unpublished removes what it sent.
+ * A shard streamed into the memory of its replica holders in {@link PeerMemoryStorage#CHUNK_BYTES} chunks, each
+ * handed to every replica as soon as it is full. Writes must come in order (the shard-file writer writes the header,
+ * then the data section front to back). Published by writing its size on every replica, last, so a reader never sees
+ * a partial shard; a sink closed unpublished removes what it sent.
+ *
+ * <p>How a chunk reaches a holder: a holder on another host gets it through its socket; the holder of this host (its
+ * launcher's, when that has a shared-memory directory) adopts a file written there. That is one copy into shared
+ * memory instead of a send and a receive through the loopback device, both on the CPU that trains. When the only
+ * replica is this host's, the bytes go from the caller's buffer straight into the file.
  */
 final class MemoryShardSink implements ShardSink {
+    private static final AtomicLong FILES = new AtomicLong();
+
     private final Path stepDir;
     private final String name;
     private final List<MemoryHolder> replicas;
-    private final byte[] chunk = new byte[PeerMemoryStorage.CHUNK_BYTES];
+    /** Chunks go straight into shared-memory files, no buffer: the one replica is this host's holder. */
+    private final boolean straight;
+    private final byte[] chunk;
+    private FileChannel file; // straight: the chunk being written
+    private String fileName;
     private int fill;
     private long written;
     private int chunksSent;
@@ -32,6 +48,8 @@ final class MemoryShardSink implements ShardSink {
         this.stepDir = stepDir;
         this.name = name;
         this.replicas = replicas;
+        this.straight = replicas.size() == 1 && replicas.getFirst().sharedMemory() != null;
+        this.chunk = straight ? null : new byte[PeerMemoryStorage.CHUNK_BYTES];
         // a failed attempt may have published this shard of an uncommitted step: it must not look published now
         onEvery(h -> h.delete(sizeKey()));
     }
@@ -50,22 +68,63 @@ final class MemoryShardSink implements ShardSink {
                     + position + " after " + written + " bytes");
         long off = 0, n = src.byteSize();
         while (off < n) {
-            int take = (int) Math.min(n - off, chunk.length - fill);
-            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, off, chunk, fill, take);
+            int take = (int) Math.min(n - off, PeerMemoryStorage.CHUNK_BYTES - fill);
+            if (straight) writeFully(openChunkFile(), src.asSlice(off, take).asByteBuffer());
+            else MemorySegment.copy(src, ValueLayout.JAVA_BYTE, off, chunk, fill, take);
             fill += take;
             off += take;
-            if (fill == chunk.length) flush();
+            if (fill == PeerMemoryStorage.CHUNK_BYTES) flush();
         }
         written += n;
     }
 
     private void flush() throws IOException {
         if (fill == 0) return;
-        byte[] value = fill == chunk.length ? chunk : Arrays.copyOf(chunk, fill);
         String key = chunkKey(stepDir, name, chunksSent);
-        onEvery(h -> h.set(key, value));
+        if (straight) {
+            file.close();
+            file = null;
+            adopt(replicas.getFirst(), key, fileName);
+        } else {
+            byte[] value = fill == chunk.length ? chunk : Arrays.copyOf(chunk, fill);
+            for (MemoryHolder h : replicas) {
+                if (h.sharedMemory() != null) {
+                    String f = newFile();
+                    try (FileChannel fc = FileChannel.open(h.sharedMemory().resolve(f), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                        writeFully(fc, ByteBuffer.wrap(value));
+                    }
+                    adopt(h, key, f);
+                } else {
+                    onOne(h, x -> x.set(key, value));
+                }
+            }
+        }
         chunksSent++;
         fill = 0;
+    }
+
+    private FileChannel openChunkFile() throws IOException {
+        if (file == null) {
+            MemoryHolder h = replicas.getFirst();
+            fileName = newFile();
+            file = FileChannel.open(h.sharedMemory().resolve(fileName), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        }
+        return file;
+    }
+
+    private static String newFile() { return "chunk-" + ProcessHandle.current().pid() + "-" + FILES.incrementAndGet(); }
+
+    private static void writeFully(FileChannel fc, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) fc.write(b);
+    }
+
+    /** Hands the file to {@code h}; the file is removed if the holder does not take it. */
+    private void adopt(MemoryHolder h, String key, String f) throws IOException {
+        try {
+            onOne(h, x -> x.adopt(key, f));
+        } finally {
+            Files.deleteIfExists(h.sharedMemory().resolve(f)); // adopted: already gone
+        }
     }
 
     @Override
@@ -91,6 +150,15 @@ final class MemoryShardSink implements ShardSink {
 
     @Override
     public void close() {
+        if (file != null) {
+            try {
+                file.close();
+                Files.deleteIfExists(replicas.getFirst().sharedMemory().resolve(fileName));
+            } catch (IOException ignored) {
+                // the launcher removes its directory's leftovers
+            }
+            file = null;
+        }
         if (published) return;
         for (MemoryHolder h : replicas) {
             if (h.lost()) continue;
@@ -115,15 +183,17 @@ final class MemoryShardSink implements ShardSink {
         void run(MemoryHolder h);
     }
 
-    /** Runs {@code op} on every replica; a replica that fails fails the shard (both copies are the promise). */
+    /** Runs {@code op} on every replica; a replica that fails fails the shard (every copy is the promise). */
     private void onEvery(HolderOp op) throws IOException {
-        for (MemoryHolder h : replicas) {
-            try {
-                op.run(h);
-            } catch (JTrainCommException e) {
-                throw new IOException("shard " + name + " of " + stepDir + ": cannot write to the memory of " + h.describe()
-                        + ": " + e.getMessage(), e);
-            }
+        for (MemoryHolder h : replicas) onOne(h, op);
+    }
+
+    private void onOne(MemoryHolder h, HolderOp op) throws IOException {
+        try {
+            op.run(h);
+        } catch (JTrainCommException e) {
+            throw new IOException("shard " + name + " of " + stepDir + ": cannot write to the memory of " + h.describe()
+                    + ": " + e.getMessage(), e);
         }
     }
 }

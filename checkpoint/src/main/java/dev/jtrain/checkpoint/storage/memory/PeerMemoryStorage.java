@@ -32,10 +32,14 @@ import java.util.regex.Pattern;
  * key-value store in its memory; the launcher survives the ranks it restarts, so a restarted group finds the state
  * its predecessors left there.
  *
- * <p>Placement: a rank's shard goes to its own node's holder and to its buddy, the next node in order (replicas on
- * two nodes, so losing any one node loses no shard). A step whose shards were all on lost holders (a node died
- * together with its buddy) cannot be loaded from here; the loader names the shard and the holders it was on, and the
- * caller falls back to disk.
+ * <p>Placement ({@link Placement}): with {@code BUDDY}, a rank's shard goes to its own node's holder and to its
+ * buddy, the next node in order (replicas on two nodes, so losing any one node loses no shard). With {@code OWN_NODE}
+ * it goes to its own node's holder only: for state every node holds whole (data parallelism, or sharding within a
+ * host), where each node's ranks save a complete copy into their own node's memory (a checkpointer over the node's
+ * ranks). Then no checkpoint byte crosses the network, a node that fails mid-save cannot stall another's save, and
+ * the copy of any surviving node restores the job. Either way a step whose shards were all on lost holders (a node
+ * died together with its buddy; every node died) cannot be loaded from here; the loader names the shard and the
+ * holders it was on, and the caller falls back to disk. Reads look at this node's holder first, then the others.
  *
  * <p>The same rules as on disk hold: a shard is visible only once published whole (its size key is written last), a
  * step is committed when its metadata is on the holders (written by the coordinator after every rank published),
@@ -46,23 +50,29 @@ import java.util.regex.Pattern;
  * <p>Threading: safe for concurrent calls on different shards.
  */
 public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable {
+    /** Where a rank's shards go: its node's holder and the next node's, or its node's only (see the class comment). */
+    public enum Placement { BUDDY, OWN_NODE }
+
+
     /** Chunk of a shard per store value: well inside the store's frame limit, large enough to stream at link speed. */
     static final int CHUNK_BYTES = 8 << 20;
     private static final Pattern STEP = Pattern.compile("step-(\\d+)");
 
     private final List<MemoryHolder> holders;
     private final int localNode;
+    private final Placement placement;
 
     /**
      * @param holders   every node's holder, by node index
      * @param localNode this process's node: its shards go to this holder and the next one
      */
-    PeerMemoryStorage(List<MemoryHolder> holders, int localNode) {
+    PeerMemoryStorage(List<MemoryHolder> holders, int localNode, Placement placement) {
         if (holders.isEmpty()) throw new IllegalArgumentException("no checkpoint memory holders");
         if (localNode < 0 || localNode >= holders.size())
             throw new IllegalArgumentException("node " + localNode + " is not one of the " + holders.size() + " holders");
         this.holders = List.copyOf(holders);
         this.localNode = localNode;
+        this.placement = placement;
     }
 
     /** Over stores already open (in-process tests, or stores the caller manages), one per node. */
@@ -72,14 +82,15 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
             Store s = stores.get(i);
             hs.add(new MemoryHolder(i, "in-process", () -> s));
         }
-        return new PeerMemoryStorage(hs, localNode);
+        return new PeerMemoryStorage(hs, localNode, Placement.BUDDY);
     }
 
     /**
      * Over the launchers' holders at {@code addresses} ("host:port", by node), reached with the job token; each is
-     * connected on first use.
+     * connected on first use. {@code sharedMemory} is this node's launcher's adoption directory, or null.
      */
-    public static PeerMemoryStorage connect(List<String> addresses, int localNode, String token, long timeoutMs) {
+    public static PeerMemoryStorage connect(List<String> addresses, int localNode, String token, long timeoutMs,
+                                            Path sharedMemory, Placement placement) {
         List<MemoryHolder> hs = new ArrayList<>();
         for (int i = 0; i < addresses.size(); i++) {
             String a = addresses.get(i);
@@ -91,9 +102,9 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
                 probe(host, port);
                 return TcpStore.create(TcpStoreOptions.client(host, port, token, timeoutMs));
             };
-            hs.add(new MemoryHolder(i, a, c));
+            hs.add(new MemoryHolder(i, a, c, i == localNode ? sharedMemory : null));
         }
-        return new PeerMemoryStorage(hs, localNode);
+        return new PeerMemoryStorage(hs, localNode, placement);
     }
 
     /**
@@ -111,12 +122,17 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
 
     private static final int PROBE_TIMEOUT_MS = 3_000;
 
-    /** Where this process's shards go: its own node's holder first, then its buddy's. */
+    /** Where this process's shards go: its own node's holder first, then (BUDDY) its buddy's. */
     List<MemoryHolder> replicasOf(int node) {
         Set<MemoryHolder> r = new LinkedHashSet<>();
         r.add(holders.get(node));
-        r.add(holders.get((node + 1) % holders.size()));
+        if (placement == Placement.BUDDY) r.add(holders.get((node + 1) % holders.size()));
         return List.copyOf(r);
+    }
+
+    /** Holders a commit or a drop writes: all (BUDDY: shards are spread), or this node's (OWN_NODE: its own copy). */
+    private List<MemoryHolder> writtenHolders() {
+        return placement == Placement.BUDDY ? holders : List.of(holders.get(localNode));
     }
 
     /** Holders to read from, nearest first (this node, then the others in order). */
@@ -236,7 +252,7 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
         long step = stepOf(stepDir).orElseThrow();
         int wrote = 0;
         List<String> failed = new ArrayList<>();
-        for (MemoryHolder h : holders) {
+        for (MemoryHolder h : writtenHolders()) {
             if (h.lost()) continue;
             try {
                 h.set(key(stepDir, "metadata"), metadata);
@@ -270,10 +286,10 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
         return doomed;
     }
 
-    /** Removes a step from every live holder: off the list and its metadata first (no longer committed), then its chunks. */
+    /** Removes a step from every live holder it was written to: off the list and its metadata first (no longer committed), then its chunks. */
     private void drop(Path root, Path stepDir) {
         long step = stepOf(stepDir).orElseThrow();
-        for (MemoryHolder h : holders) {
+        for (MemoryHolder h : writtenHolders()) {
             if (h.lost()) continue;
             try {
                 TreeSet<Long> steps = new TreeSet<>(h.find(key(root, "steps")).map(PeerMemoryStorage::parseSteps).orElse(List.of()));
