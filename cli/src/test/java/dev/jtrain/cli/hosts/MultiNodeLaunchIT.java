@@ -205,7 +205,9 @@ class MultiNodeLaunchIT {
         assertThat(o2).contains("[launcher] node 1 replaces a launcher lost with its ranks in attempt 0",
                 "restarting the group (restart 1 of 1, all 2 nodes together)");
         assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)").contains("recovery (restart 1)")
-                .contains("resumed from the nodes' memory");
+                .contains("resumed from the nodes' memory")
+                .as("DDP: each node keeps a whole copy, and host 2's new ranks load host 1's")
+                .contains("each node's ranks save a whole copy into their node's launcher");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         var rec = recovery(out);
         assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
@@ -257,8 +259,8 @@ class MultiNodeLaunchIT {
 
     /**
      * Host 2 dies for good (no launcher comes back): with {@code --min-nodes 1} host 1's launcher waits the join
-     * timeout, leaves node 1 out and restarts its own 2 ranks as the whole job; they load the 4-rank checkpoint from
-     * host 1's memory (it holds host 2's shards as their buddy), keep the global batch as 2 accumulated pieces per
+     * timeout, leaves node 1 out and restarts its own 2 ranks as the whole job; they load the 4-rank ZeRO-1 checkpoint
+     * from host 1's memory (it holds host 2's shards as their buddy), resharded to 2 ranks, keep the global batch as 2 accumulated pieces per
      * rank, and finish the run (not bitwise as an uninterrupted one: the world size, and so the reduction order, changed).
      */
     @Test
@@ -268,7 +270,8 @@ class MultiNodeLaunchIT {
         Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "10000", "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
         java.util.function.Function<Path, List<String>> run = out -> {
             List<String> a = train(corpus, out, steps);
-            a.addAll(List.of("--bucket-mb", "4", "--mem-ckpt-every", "2", "--resume"));
+            // ZeRO-1 shards the optimizer state across both hosts: each shard on its node's and its buddy's holder
+            a.addAll(List.of("--bucket-mb", "4", "--zero", "1", "--mem-ckpt-every", "2", "--resume"));
             return a;
         };
         List<String> options = List.of("--max-restarts", "1", "--join-timeout-ms", "8000", "--min-nodes", "1");
