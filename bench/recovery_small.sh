@@ -2,9 +2,10 @@
 # Fault tolerance on `small` (6L/6H/384, T 256, byte vocab, global batch 8) across 2 emulated hosts x 2 ranks
 # (test/hosts/hosts.sh), each host one `jtrain launch --max-restarts 1`:
 #   1. in-memory checkpoint overhead: the same run without checkpoints and with --mem-ckpt-every K (each rank's shard
-#      into its own and the next host's launcher memory), alternating, ROUNDS pairs: mean step time of steps 3.. and
-#      what each save stalled training (save call + the optimizer step's wait for the overlapped snapshot); both also
-#      from step 2K on, past the first save's one-time costs;
+#      into the memory of the launchers), alternating, ROUNDS pairs: mean step time of steps 3.. and what each save
+#      stalled training (save call + the optimizer step's wait for the overlapped snapshot); both also in the run's
+#      second half, past the first saves' one-time costs; and, within each run, what the steps after a save cost
+#      beyond the other steps (see summary()). Steady state needs long runs: bench/recovery_small.sh 200 10 35;
 #   2. recovery from the nodes' memory: host 2 (ranks and launcher) SIGKILLed at step KILL_AT and its launcher started
 #      again; the restarted lead rank's recovery record (failure seen -> restarted -> state loaded -> first step done);
 #   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier.
@@ -65,21 +66,32 @@ killed() {
   wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
 }
 
-# mean step ms (steps 3..), the same from step 2K on (past the first save, whose one-time costs (connecting to the
-# holders, the first plan, compiling the save path) a long run pays once), and per memory save: stall ms (all saves,
-# and all but the first); prints "step_ms later_step_ms stall_ms later_stall_ms saves"
+# summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms" for one run:
+#   mean step ms (steps 3..), and the same in the run's second half (from step LATER, a multiple of K at or past half
+#   of STEPS: past the first saves' one-time costs, which a long run pays once: connecting to the holders, the first
+#   plan, compiling the save path, allocating the holders' memory for 2 kept checkpoints and 1 being saved);
+#   stall per save (the save call + the optimizer step's wait for the snapshot; all saves, and all but the first);
+#   within the run, from step LATER: the mean time of the steps that follow a save by 0, 1 and 2 (step % K = 0, 1, 2,
+#   where a save's background work lands) against the mean of the steps that follow by 3..K-1, summed over the three:
+#   what one save adds, measured against steps of the same run (these machines drift between runs; a run without
+#   checkpoints gives the noise of this figure)
 summary() {
-  python3 - "$1/metrics.jsonl" "$K" <<'EOF'
+  python3 - "$1/metrics.jsonl" "$K" "$LATER" <<'EOF'
 import json, sys
-k = int(sys.argv[2])
-steps, later, stalls = [], [], []
+k, later_from = int(sys.argv[2]), int(sys.argv[3])
+steps, later, stalls, by_residue = [], [], [], [[] for _ in range(k)]
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r["type"] == "step" and r["step"] >= 3: steps.append(r["stepMs"])
-    if r["type"] == "step" and r["step"] >= 2 * k: later.append(r["stepMs"])
+    if r["type"] == "step" and r["step"] >= later_from:
+        later.append(r["stepMs"])
+        by_residue[r["step"] % k].append(r["stepMs"])
     if r["type"] == "checkpoint": stalls.append(r["blockedMs"] + r["snapshotWaitMs"])
 mean = lambda xs: sum(xs) / len(xs) if xs else 0
-print(f"{mean(steps):.1f} {mean(later):.1f} {mean(stalls):.1f} {mean(stalls[1:]):.1f} {len(stalls)}")
+profile = [mean(x) for x in by_residue]
+quiet = mean(profile[3:])
+extra = sum(p - quiet for p in profile[:3])
+print(f"{mean(steps):.1f} {mean(later):.1f} {mean(stalls):.1f} {mean(stalls[1:]):.1f} {len(stalls)} {extra:.1f}")
 EOF
 }
 
@@ -90,17 +102,20 @@ same_model() { [ -f "$OUT/plain/model.safetensors" ] || { echo "(no uninterrupte
 echo "== small, 2 hosts x 2 ranks, $STEPS steps, K = $K, host 2 killed at step $KILL_AT"
 PART=${PART:-all}
 if [ "$PART" = all ] || [ "$PART" = overhead ]; then
+LATER=$(( (STEPS / 2 + K - 1) / K * K ))
 echo "-- in-memory checkpoint overhead: runs without and with --mem-ckpt-every $K, alternating (ROUNDS=${ROUNDS:-2} pairs)"
 for r in $(seq 1 "${ROUNDS:-2}"); do
   run plain
   run mem --mem-ckpt-every "$K"
-  read -r plain_ms plain_later _ _ _ <<< "$(summary "$OUT/plain")"
-  read -r mem_ms mem_later stall_ms later_stall saves <<< "$(summary "$OUT/mem")"
-  python3 -c "p=$plain_ms; m=$mem_ms; pl=$plain_later; ml=$mem_later; s=$stall_ms; sl=$later_stall; k=$K
+  read -r plain_ms plain_later _ _ _ plain_extra <<< "$(summary "$OUT/plain")"
+  read -r mem_ms mem_later stall_ms later_stall saves mem_extra <<< "$(summary "$OUT/mem")"
+  python3 -c "p=$plain_ms; m=$mem_ms; pl=$plain_later; ml=$mem_later; s=$stall_ms; sl=$later_stall; k=$K; pe=$plain_extra; me=$mem_extra
 print(f'   pair $r: step {p:.0f} ms without, {m:.0f} ms with ({(m-p)/p*100:+.1f}%); stall per save {s:.0f} ms ($saves saves)'
       f' = {s/k:.1f} ms per step = {s/k/p*100:.2f}% of step time')
-print(f'           from step {2*k} on (past the first save): step {pl:.0f} ms without, {ml:.0f} ms with ({(ml-pl)/pl*100:+.1f}%);'
-      f' stall per save after the first {sl:.0f} ms = {sl/k/pl*100:.2f}% of step time')"
+print(f'           from step $LATER on: step {pl:.0f} ms without, {ml:.0f} ms with ({(ml-pl)/pl*100:+.1f}%);'
+      f' stall per save after the first {sl:.0f} ms = {sl/k/pl*100:.2f}% of step time')
+print(f'           within each run from step $LATER on, the 3 steps from a save against the others: {me:+.0f} ms per save ='
+      f' {me/k/ml*100:+.2f}% of step time (the run without checkpoints, same steps: {pe:+.0f} ms = {pe/k/pl*100:+.2f}%)')"
   echo "   $(same_model "$OUT/mem") (checkpoints do not change training)"
   [ "$r" = "${ROUNDS:-2}" ] || rm -rf "$OUT/plain" "$OUT/mem"
 done

@@ -11,9 +11,9 @@ import java.util.regex.Pattern;
 
 /**
  * The launcher's directory in shared memory ({@code /dev/shm}) where its ranks leave checkpoint chunks for its holder
- * to adopt. The holder maps each file and removes its name at once, so the directory is empty between saves; what a
- * rank killed mid-write leaves is a partial chunk, removed with the directory when the launcher ends, or, if the
- * launcher itself was killed, by the next launcher on the host (the owner's pid is in the name).
+ * to adopt (the holder's values and the freed files kept for reuse, {@code comm.store.AdoptionDirectory}). It is
+ * removed with everything in it when the launcher ends, on SIGTERM too; if the launcher itself was SIGKILLed, the
+ * next launcher on the host removes it (the owner's pid is in the name). A host that went down took it with it.
  */
 final class HolderShm {
     private HolderShm() {}

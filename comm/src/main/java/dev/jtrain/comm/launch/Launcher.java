@@ -25,6 +25,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Starts {@code nprocPerNode} copies of a command with the rendezvous environment, like torchrun: prefixes each
@@ -88,7 +89,13 @@ public final class Launcher {
         List<Child> running = new ArrayList<>();
         boolean succeeded = false;
         NodeAgreement agreement = null;
-        Thread hook = Thread.ofPlatform().unstarted(() -> stopAll(List.copyOf(running)));
+        // on SIGTERM the JVM runs this, not the finally below: the ranks go, and so does what the holder kept in
+        // shared memory (its files are named while held, so that their pages can serve the next save)
+        AtomicReference<Path> shmToRemove = new AtomicReference<>();
+        Thread hook = Thread.ofPlatform().unstarted(() -> {
+            stopAll(List.copyOf(running));
+            HolderShm.remove(shmToRemove.get());
+        });
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             if (options.nodeRank() == 0) {
@@ -101,6 +108,7 @@ public final class Launcher {
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
             shmDir = HolderShm.create(out);
+            shmToRemove.set(shmDir);
             holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
                     StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET, shmDir);
             String holderAt = (multiNode ? Transports.reachableAddress(client) : "127.0.0.1") + ":" + holder.port();

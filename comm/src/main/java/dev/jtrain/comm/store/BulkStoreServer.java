@@ -71,8 +71,13 @@ public final class BulkStoreServer implements AutoCloseable {
             return new Value(block.segment(), () -> pool.give(block));
         }
 
-        /** A file's pages, mapped: unmapping (closing the arena) frees them, its name being gone already. */
-        static Value mapped(Arena arena, MemorySegment pages) { return new Value(pages, arena::close); }
+        /** A file's pages, mapped; once unmapped (the arena closed), {@code afterUnmap} recycles or deletes the file. */
+        static Value mapped(Arena arena, MemorySegment pages, Runnable afterUnmap) {
+            return new Value(pages, () -> {
+                arena.close();
+                afterUnmap.run();
+            });
+        }
 
         /** Gives the memory back once no send holds it; a second call (a delete racing close) does nothing. */
         void free() {
@@ -91,7 +96,7 @@ public final class BulkStoreServer implements AutoCloseable {
     private final int maxBodyBytes;
     private final long handshakeTimeoutMs;
     private final long budgetBytes;
-    private final Path adoptDir;
+    private final AdoptionDirectory adoptDir;
     private final Map<String, Value> values = new ConcurrentHashMap<>();
     private final AtomicLong heldBytes = new AtomicLong();
     private final AtomicLong adoptedBytes = new AtomicLong();
@@ -115,7 +120,7 @@ public final class BulkStoreServer implements AutoCloseable {
      */
     public BulkStoreServer(String host, int port, String jobToken, int maxBodyBytes, long handshakeTimeoutMs, long budgetBytes,
                            Path adoptDir) {
-        this.adoptDir = adoptDir;
+        this.adoptDir = adoptDir == null ? null : new AdoptionDirectory(adoptDir);
         this.token = jobToken.getBytes(StandardCharsets.UTF_8);
         this.maxBodyBytes = maxBodyBytes;
         this.handshakeTimeoutMs = handshakeTimeoutMs;
@@ -275,10 +280,10 @@ public final class BulkStoreServer implements AutoCloseable {
                 store(ch, r.string(0), (Value) r.fields.get(1));
             }
             case OP_ADOPT -> {
-                need(r, 2);
+                need(r, 3);
                 Value v;
                 try {
-                    v = adopt(r.string(1));
+                    v = adopt(r.string(1), StoreFrame.asLong(r.bytes(2)));
                 } catch (IOException | IllegalArgumentException e) {
                     reply(ch, STATUS_ERROR, List.of(utf8("cannot adopt '" + r.string(1) + "' for key " + r.string(0) + ": " + e.getMessage())));
                     return;
@@ -362,27 +367,39 @@ public final class BulkStoreServer implements AutoCloseable {
     }
 
     /**
-     * Maps the file {@code name} of the adoption directory and removes its name: the mapping alone keeps its pages,
-     * so they go back to the kernel when the value is freed or this process ends, and nothing is left behind in
-     * shared memory whichever way the holder stops. A client on this host wrote it there: one copy into shared
-     * memory instead of two through the loopback socket, and no receive work here.
+     * Maps the file {@code name} of the adoption directory as a value. A client on this host wrote it there: one copy
+     * into shared memory instead of two through the loopback socket, and no receive work here. The file keeps its
+     * name while held; freed, it is left for a client to claim and overwrite ({@link AdoptionDirectory}).
      */
-    private Value adopt(String name) throws IOException {
+    private Value adopt(String name, long length) throws IOException {
         if (adoptDir == null) throw new IllegalArgumentException("this holder adopts no files (it has no shared-memory directory)");
-        if (name.isEmpty() || name.contains("/") || name.contains("\\") || name.equals(".") || name.equals(".."))
+        if (name.isEmpty() || name.contains("/") || name.contains("\\") || name.equals(".") || name.equals("..") || name.startsWith("free-"))
             throw new IllegalArgumentException("not a plain file name");
-        Path file = adoptDir.resolve(name);
+        Path file = adoptDir.dir().resolve(name);
         Arena arena = Arena.ofShared();
         try (FileChannel fc = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = fc.size();
-            MemorySegment pages = size == 0 ? MemorySegment.NULL.reinterpret(0) : fc.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            Files.delete(file);
-            adoptedBytes.addAndGet(size);
-            return Value.mapped(arena, pages);
+            long fileSize = fc.size();
+            if (length < 0 || length > fileSize)
+                throw new IllegalArgumentException("length " + length + " is not within the file's " + fileSize + " bytes");
+            MemorySegment pages = length == 0 ? MemorySegment.NULL.reinterpret(0) : fc.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
+            adoptDir.trimTo(budgetBytes - heldBytes.get() - length); // held and kept-for-reuse within the budget together
+            adoptedBytes.addAndGet(length);
+            return Value.mapped(arena, pages, () -> {
+                if (closed) deleteQuietly(file);
+                else adoptDir.recycle(file, fileSize, budgetBytes / 2);
+            });
         } catch (IOException | RuntimeException e) {
             arena.close();
             Files.deleteIfExists(file);
             throw e;
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // the launcher removes the directory
         }
     }
 
@@ -447,6 +464,7 @@ public final class BulkStoreServer implements AutoCloseable {
         values.clear();
         heldBytes.set(0);
         pool.close();
+        if (adoptDir != null) adoptDir.clear();
     }
 
     /** Bytes of freed values kept for reuse (not counted as held). */

@@ -32,8 +32,8 @@ package dev.jtrain.comm.store;
  *   WAIT     [timeoutMs, key, key...]     → []
  *   DELETE   [key]                        → [1 byte: existed]
  *   NUM_KEYS []                           → [count]
- *   ADOPT    [key, fileName]              → []          bulk store only: fileName (in the server's adoption
- *                                                       directory, same host) becomes key's value; the name is gone
+ *   ADOPT    [key, fileName, length]      → []          bulk store only: the first length bytes of fileName (in the
+ *                                                       server's adoption directory, same host) become key's value
  *   error responses: status ERROR or TIMEOUT, fields [message]
  * </pre>
  *

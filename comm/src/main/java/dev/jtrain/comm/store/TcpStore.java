@@ -160,12 +160,13 @@ public final class TcpStore implements Store {
     }
 
     /**
-     * Makes the file {@code fileName}, which this process wrote into the server's adoption directory on the same host,
-     * {@code key}'s value; the server takes its pages and removes the name. Only a {@link BulkStoreServer} with an
-     * adoption directory serves it.
+     * Makes the first {@code length} bytes of the file {@code fileName}, which this process wrote into the server's
+     * adoption directory on the same host, {@code key}'s value; the server maps its pages and keeps the file until the
+     * value is freed ({@link AdoptionDirectory}). Only a {@link BulkStoreServer} with an adoption directory serves it.
      */
-    public void adopt(String key, String fileName) {
-        call(StoreFrame.request(OP_ADOPT, StoreFrame.utf8(key), StoreFrame.utf8(fileName)), "adopt", key, options.timeoutMs());
+    public void adopt(String key, String fileName, long length) {
+        call(StoreFrame.request(OP_ADOPT, StoreFrame.utf8(key), StoreFrame.utf8(fileName), StoreFrame.longBytes(length)), "adopt", key,
+                options.timeoutMs());
     }
 
     @Override

@@ -113,40 +113,64 @@ class BulkStoreServerTest {
         assertThat(server.heldBytes()).isEqualTo(1 << 19);
     }
 
-    /** A file a client on the host left in the adoption directory: served bitwise, its name gone, counted, freed. */
+    /**
+     * A file a client on the host left in the adoption directory: its first bytes served bitwise and counted; freed,
+     * it waits (a free file) for a client to claim and overwrite it; the holder's close leaves nothing behind.
+     */
     @Test
-    void anAdoptedFileIsServedAsTheValueAndLeavesNothingBehind() throws IOException {
-        client = connect(16L << 20, "bulk-token");
+    void anAdoptedFileIsServedAsTheValueAndItsPagesServeTheNextChunk() throws IOException {
+        client = connect(64L << 20, "bulk-token");
+        long chunk = 4 << 20;
         byte[] big = new byte[(3 << 20) + 5];
         new Random(3).nextBytes(big);
-        Files.write(adoptDir.resolve("chunk-1"), big);
-        client.adopt("k", "chunk-1");
-        assertThat(adoptDir.resolve("chunk-1")).as("the holder keeps the pages, not the name").doesNotExist();
-        assertThat(Arrays.equals(client.get("k", 0), big)).isTrue();
+        assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-1")).as("nothing freed yet: a new file").isFalse();
+        assertThat(Files.size(adoptDir.resolve("chunk-1"))).as("every file has the chunk size").isEqualTo(chunk);
+        write(adoptDir.resolve("chunk-1"), big);
+        client.adopt("k", "chunk-1", big.length);
+        assertThat(Arrays.equals(client.get("k", 0), big)).as("the first length bytes").isTrue();
         assertThat(server.heldBytes()).isEqualTo(big.length);
-        Files.write(adoptDir.resolve("chunk-2"), new byte[] {4, 5});
-        client.adopt("k", "chunk-2"); // replaces (and unmaps) the first
+        assertThat(server.adoptedBytes()).isEqualTo(big.length);
+        assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-2")).as("a held file is not free").isFalse();
+        write(adoptDir.resolve("chunk-2"), new byte[] {4, 5});
+        client.adopt("k", "chunk-2", 2); // replaces the first, whose file is now free
         assertThat(client.get("k", 0)).containsExactly(4, 5);
         assertThat(server.heldBytes()).isEqualTo(2);
+        assertThat(adoptDir.resolve("chunk-1")).doesNotExist();
+        assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-3")).as("the freed file, claimed").isTrue();
+        assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-4")).as("claimed once only").isFalse();
+        Files.delete(adoptDir.resolve("chunk-4"));
+        byte[] next = new byte[(int) chunk];
+        new Random(4).nextBytes(next);
+        write(adoptDir.resolve("chunk-3"), next); // overwritten in place, adopted again
+        client.adopt("k2", "chunk-3", chunk);
+        assertThat(Arrays.equals(client.get("k2", 0), next)).isTrue();
         assertThat(client.delete("k")).isTrue();
-        assertThat(server.heldBytes()).isZero();
+        server.close();
+        server = null;
         try (var left = Files.list(adoptDir)) {
-            assertThat(left).isEmpty();
+            assertThat(left).as("a closed holder leaves nothing in shared memory").isEmpty();
         }
     }
 
+    private static void write(Path file, byte[] bytes) throws IOException {
+        Files.write(file, bytes, java.nio.file.StandardOpenOption.WRITE); // in place, as a client overwrites a claimed file
+    }
+
     @Test
-    void adoptRefusesPathsOutsideItsDirectoryMissingFilesAndWhatPassesTheBudget() throws IOException {
+    void adoptRefusesPathsOutsideItsDirectoryMissingFilesShortFilesAndWhatPassesTheBudget() throws IOException {
         client = connect(1 << 20, "bulk-token");
         Path outside = Files.write(adoptDir.resolveSibling(adoptDir.getFileName() + "-outside"), new byte[] {1});
-        assertThatThrownBy(() -> client.adopt("k", "../" + outside.getFileName())).isInstanceOf(CommException.class)
+        assertThatThrownBy(() -> client.adopt("k", "../" + outside.getFileName(), 1)).isInstanceOf(CommException.class)
                 .hasMessageContaining("not a plain file name");
         assertThat(outside).exists();
         Files.delete(outside);
-        assertThatThrownBy(() -> client.adopt("k", "missing")).isInstanceOf(CommException.class)
+        assertThatThrownBy(() -> client.adopt("k", "missing", 1)).isInstanceOf(CommException.class)
                 .hasMessageContaining("cannot adopt 'missing'");
+        Files.write(adoptDir.resolve("short"), new byte[10]);
+        assertThatThrownBy(() -> client.adopt("k", "short", 11)).isInstanceOf(CommException.class)
+                .hasMessageContaining("not within the file's 10 bytes");
         Files.write(adoptDir.resolve("big"), new byte[(1 << 20) + 1]);
-        assertThatThrownBy(() -> client.adopt("k", "big")).isInstanceOf(CommException.class).hasMessageContaining("holder full");
+        assertThatThrownBy(() -> client.adopt("k", "big", (1 << 20) + 1)).isInstanceOf(CommException.class).hasMessageContaining("holder full");
         assertThat(adoptDir.resolve("big")).as("a refused file is not left behind").doesNotExist();
         assertThat(client.numKeys()).isZero();
         assertThat(server.heldBytes()).isZero();

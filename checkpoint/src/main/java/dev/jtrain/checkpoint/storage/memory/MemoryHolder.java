@@ -84,11 +84,11 @@ final class MemoryHolder implements AutoCloseable {
         });
     }
 
-    /** Makes the file {@code fileName} of {@link #sharedMemory()} {@code key}'s value (the holder takes its pages). */
-    void adopt(String key, String fileName) {
+    /** Makes the first {@code length} bytes of the file {@code fileName} of {@link #sharedMemory()} {@code key}'s value. */
+    void adopt(String key, String fileName, long length) {
         call(s -> {
             if (!(s instanceof TcpStore t)) throw new JTrainCommException(describe() + " is not a launcher's holder: it adopts no files");
-            t.adopt(key, fileName);
+            t.adopt(key, fileName, length);
             return null;
         });
     }

@@ -2,6 +2,7 @@ package dev.jtrain.checkpoint.storage.memory;
 
 import dev.jtrain.checkpoint.storage.ShardSink;
 import dev.jtrain.comm.JTrainCommException;
+import dev.jtrain.comm.store.AdoptionDirectory;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -24,9 +25,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * a partial shard; a sink closed unpublished removes what it sent.
  *
  * <p>How a chunk reaches a holder: a holder on another host gets it through its socket; the holder of this host (its
- * launcher's, when that has a shared-memory directory) adopts a file written there. That is one copy into shared
- * memory instead of a send and a receive through the loopback device, both on the CPU that trains. When the only
- * replica is this host's, the bytes go from the caller's buffer straight into the file.
+ * launcher's, when that has a shared-memory directory) adopts a file written there, a freed chunk's file overwritten
+ * when there is one ({@link AdoptionDirectory}). That is one copy into shared memory instead of a send and a receive
+ * through the loopback device, both on the CPU that trains. When the only replica is this host's, the bytes go from
+ * the caller's buffer straight into the file.
  */
 final class MemoryShardSink implements ShardSink {
     private static final AtomicLong FILES = new AtomicLong();
@@ -84,16 +86,17 @@ final class MemoryShardSink implements ShardSink {
         if (straight) {
             file.close();
             file = null;
-            adopt(replicas.getFirst(), key, fileName);
+            adopt(replicas.getFirst(), key, fileName, fill);
         } else {
             byte[] value = fill == chunk.length ? chunk : Arrays.copyOf(chunk, fill);
             for (MemoryHolder h : replicas) {
                 if (h.sharedMemory() != null) {
                     String f = newFile();
-                    try (FileChannel fc = FileChannel.open(h.sharedMemory().resolve(f), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    AdoptionDirectory.claim(h.sharedMemory(), PeerMemoryStorage.CHUNK_BYTES, f);
+                    try (FileChannel fc = FileChannel.open(h.sharedMemory().resolve(f), StandardOpenOption.WRITE)) {
                         writeFully(fc, ByteBuffer.wrap(value));
                     }
-                    adopt(h, key, f);
+                    adopt(h, key, f, value.length);
                 } else {
                     onOne(h, x -> x.set(key, value));
                 }
@@ -107,7 +110,9 @@ final class MemoryShardSink implements ShardSink {
         if (file == null) {
             MemoryHolder h = replicas.getFirst();
             fileName = newFile();
-            file = FileChannel.open(h.sharedMemory().resolve(fileName), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            // a freed chunk's file when the holder has one: overwriting its pages costs the copy alone
+            AdoptionDirectory.claim(h.sharedMemory(), PeerMemoryStorage.CHUNK_BYTES, fileName);
+            file = FileChannel.open(h.sharedMemory().resolve(fileName), StandardOpenOption.WRITE);
         }
         return file;
     }
@@ -118,12 +123,13 @@ final class MemoryShardSink implements ShardSink {
         while (b.hasRemaining()) fc.write(b);
     }
 
-    /** Hands the file to {@code h}; the file is removed if the holder does not take it. */
-    private void adopt(MemoryHolder h, String key, String f) throws IOException {
+    /** Hands the file to {@code h} (which keeps it, named, while it holds the value); removed if the holder refuses it. */
+    private void adopt(MemoryHolder h, String key, String f, long length) throws IOException {
         try {
-            onOne(h, x -> x.adopt(key, f));
-        } finally {
-            Files.deleteIfExists(h.sharedMemory().resolve(f)); // adopted: already gone
+            onOne(h, x -> x.adopt(key, f, length));
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(h.sharedMemory().resolve(f));
+            throw e;
         }
     }
 
