@@ -182,4 +182,22 @@ class PeerMemoryStorageTest {
             return chunks;
         }
     }
+
+    /**
+     * OWN_NODE: a step another node committed in its own copy is loadable from here, but does not count as committed
+     * where this node saves: else this node's ranks, some seeing it and some not yet, would split on their own save.
+     */
+    @Test
+    void anotherNodesCopyIsLoadableButDoesNotStopThisNodeSavingItsOwn() throws Exception {
+        List<String> at = startHolders(2);
+        Path step = ROOT.resolve("step-000008");
+        try (PeerMemoryStorage node0 = PeerMemoryStorage.connect(at, 0, TOKEN, 10_000, shm.get(0), Placement.OWN_NODE);
+             PeerMemoryStorage node1 = PeerMemoryStorage.connect(at, 1, TOKEN, 10_000, shm.get(1), Placement.OWN_NODE)) {
+            node1.commit(ROOT, step, "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(node1.isCommitted(step)).isTrue();
+            assertThat(node0.isCommitted(step)).as("not in node 0's own copy").isFalse();
+            assertThat(node0.committedSteps(ROOT)).as("but node 0 can load it").containsExactly(step);
+            assertThat(node0.keysOn(0)).as("node 1's commit wrote nothing into node 0's memory").isZero();
+        }
+    }
 }

@@ -28,7 +28,7 @@ public interface CheckpointStorage {
     /** The step {@code stepDir} stands for, if it is a step's name. */
     OptionalLong stepOf(Path stepDir);
 
-    /** Whether {@code stepDir} holds a committed checkpoint. */
+    /** Whether {@code stepDir} holds a committed checkpoint where this process's saves go (a save refuses to overwrite one). */
     boolean isCommitted(Path stepDir) throws IOException;
 
     /**

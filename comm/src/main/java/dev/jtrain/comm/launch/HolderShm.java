@@ -21,10 +21,25 @@ final class HolderShm {
     static final Path SHARED_MEMORY = Path.of("/dev/shm");
     private static final Pattern NAME = Pattern.compile("jtrain-holder-(\\d+)-.*");
 
-    /** A fresh directory only this user can use, or null (with a line on {@code out}) when the host has no shared memory. */
-    static Path create(PrintStream out) {
+    /**
+     * A fresh directory only this user can use, or null when the host has no shared memory, or less free there than
+     * the holder may hold (a container's default /dev/shm is 64 MiB): then chunks go through the loopback socket, and
+     * a line on {@code out} says why.
+     */
+    static Path create(PrintStream out, long holderBudget) {
         if (!Files.isDirectory(SHARED_MEMORY) || !Files.isWritable(SHARED_MEMORY)) return null;
         sweepOrphans();
+        try {
+            long free = Files.getFileStore(SHARED_MEMORY).getUsableSpace();
+            if (free < holderBudget) {
+                out.printf("[launcher] %s has %d MiB free, less than the checkpoint holder may hold (%d MiB): local shards go"
+                        + " through the loopback socket (give it more, e.g. an emptyDir with medium Memory on Kubernetes)%n",
+                        SHARED_MEMORY, free >> 20, holderBudget >> 20);
+                return null;
+            }
+        } catch (IOException e) {
+            return null;
+        }
         try {
             return Files.createTempDirectory(SHARED_MEMORY, "jtrain-holder-" + ProcessHandle.current().pid() + "-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));

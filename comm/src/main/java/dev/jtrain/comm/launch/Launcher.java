@@ -107,7 +107,7 @@ public final class Launcher {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
             }
-            shmDir = HolderShm.create(out);
+            shmDir = HolderShm.create(out, HOLDER_BUDGET);
             shmToRemove.set(shmDir);
             holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
                     StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET, shmDir);

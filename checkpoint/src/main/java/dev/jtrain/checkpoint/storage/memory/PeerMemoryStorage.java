@@ -153,8 +153,24 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
         return m.matches() ? OptionalLong.of(Long.parseLong(m.group(1))) : OptionalLong.empty();
     }
 
+    /**
+     * Committed where this process's saves go: on any live holder (BUDDY: every holder gets each commit), or on this
+     * node's (OWN_NODE). Another node's copy of the same step, committed a moment earlier, must not make this node's
+     * ranks refuse to save theirs, and some of them see it and some not.
+     */
     @Override
-    public boolean isCommitted(Path stepDir) { return metadataHolder(stepDir).isPresent(); }
+    public boolean isCommitted(Path stepDir) {
+        return placement == Placement.OWN_NODE ? committedOn(holders.get(localNode), stepDir) : metadataHolder(stepDir).isPresent();
+    }
+
+    private static boolean committedOn(MemoryHolder h, Path stepDir) {
+        if (h.lost()) return false;
+        try {
+            return h.find(key(stepDir, "metadata")).isPresent();
+        } catch (JTrainCommException lost) {
+            return false;
+        }
+    }
 
     private Optional<byte[]> metadataHolder(Path stepDir) {
         for (MemoryHolder h : readOrder()) {
@@ -190,7 +206,7 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
             }
         }
         List<Path> out = new ArrayList<>();
-        for (long s : steps) if (isCommitted(stepDir(root, s))) out.add(stepDir(root, s));
+        for (long s : steps) if (metadataHolder(stepDir(root, s)).isPresent()) out.add(stepDir(root, s)); // anywhere: loadable
         return out;
     }
 
