@@ -418,7 +418,8 @@ final class TrainCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--mem-ckpt-every keeps checkpoints in the memory of the launchers, which outlive the"
                         + " ranks they restart: run under `jtrain launch` (it sets " + RendezvousEnv.CKPT_HOLDERS + ")");
             int node = Integer.parseInt(env.getOrDefault(RendezvousEnv.NODE_RANK, "0"));
-            int nodes = holders.split(",").length;
+            List<String> holderAddresses = List.of(holders.split(","));
+            int nodes = holderAddresses.size();
             // every node holds the whole state (DDP, or sharding within each host): each node saves a complete copy
             // into its own launcher, over its own ranks, and nothing crosses the network (PeerMemoryStorage)
             boolean wholeOnEachNode = zero == 0 || (shardScope() == ShardScope.HOST && pg != null && pg.topology().hosts() == nodes);
@@ -426,7 +427,7 @@ final class TrainCommand implements Callable<Integer> {
             ProcessGroup ckptGroup = placement == Placement.OWN_NODE ? nodeGroup(pg, node, nodes) : pg;
             checkHoldersFit(trainer, nodes, placement, env.get(RendezvousEnv.CKPT_HOLDER_BYTES));
             String shm = env.get(RendezvousEnv.CKPT_SHM_DIR);
-            PeerMemoryStorage storage = PeerMemoryStorage.connect(List.of(holders.split(",")), node,
+            PeerMemoryStorage storage = PeerMemoryStorage.connect(holderAddresses, node,
                     env.get(RendezvousEnv.JOB_TOKEN), 60_000, shm == null || shm.isBlank() ? null : Path.of(shm), placement);
             holderConnections = storage;
             tiers.add(new CheckpointTier("memory", new Checkpointer(ckptGroup, options, storage), MEMORY_ROOT, memCkptEvery, true, 2, true));

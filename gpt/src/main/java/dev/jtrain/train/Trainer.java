@@ -226,22 +226,24 @@ public final class Trainer {
             if (anyFailed && failed == null) {
                 failed = new CheckpointException("another rank could not load from " + t.name() + " (step " + r.step()
                         + " loaded here); every rank moves on together");
-            } else if (!anyFailed) {
-                float mine = (float) r.step();
-                if (parallel.average(parallel.average(mine) == mine ? 0f : 1f) > 0f)
-                    failed = new CheckpointException("ranks loaded different steps from " + t.name() + " (step " + r.step() + " here)");
+            } else if (!anyFailed && !sameOnEveryRank(r.step())) {
+                failed = new CheckpointException("ranks loaded different steps from " + t.name() + " (step " + r.step() + " here)");
             }
         }
         if (failed != null) throw failed;
         return r;
     }
 
+    /** Whether every rank passed the same {@code v} (a step: exact as a float below 2^24). Collective, every rank alike. */
+    private boolean sameOnEveryRank(long v) {
+        float mine = (float) v;
+        return parallel.average(parallel.average(mine) == mine ? 0f : 1f) == 0f;
+    }
+
     /** {@code mine} if every rank sees the same newest step in {@code t}; else fails on every rank, naming it. */
     private long agreedStep(long mine, CheckpointTier t) {
         if (parallel.worldSize() == 1) return mine;
-        float avg = parallel.average((float) mine);
-        boolean differs = parallel.average(avg == (float) mine ? 0f : 1f) > 0f;
-        if (differs)
+        if (!sameOnEveryRank(mine))
             throw new CheckpointException("ranks see different newest checkpoints in " + t.name() + " ("
                     + t.root() + "): this rank sees step " + mine + "; make every rank see the same checkpoints (a shared"
                     + " directory), or resume from an explicit step");

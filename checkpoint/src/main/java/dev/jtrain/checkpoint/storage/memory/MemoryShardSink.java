@@ -92,8 +92,7 @@ final class MemoryShardSink implements ShardSink {
             for (MemoryHolder h : replicas) {
                 if (h.sharedMemory() != null) {
                     String f = newFile();
-                    AdoptionDirectory.claim(h.sharedMemory(), PeerMemoryStorage.CHUNK_BYTES, f);
-                    try (FileChannel fc = FileChannel.open(h.sharedMemory().resolve(f), StandardOpenOption.WRITE)) {
+                    try (FileChannel fc = claimChunkFile(h, f)) {
                         writeFully(fc, ByteBuffer.wrap(value));
                     }
                     adopt(h, key, f, value.length);
@@ -108,13 +107,16 @@ final class MemoryShardSink implements ShardSink {
 
     private FileChannel openChunkFile() throws IOException {
         if (file == null) {
-            MemoryHolder h = replicas.getFirst();
             fileName = newFile();
-            // a freed chunk's file when the holder has one: overwriting its pages costs the copy alone
-            AdoptionDirectory.claim(h.sharedMemory(), PeerMemoryStorage.CHUNK_BYTES, fileName);
-            file = FileChannel.open(h.sharedMemory().resolve(fileName), StandardOpenOption.WRITE);
+            file = claimChunkFile(replicas.getFirst(), fileName);
         }
         return file;
+    }
+
+    /** {@code h}'s chunk file {@code f}, to write from offset 0: a freed chunk's when there is one (overwriting its pages costs the copy alone). */
+    private static FileChannel claimChunkFile(MemoryHolder h, String f) throws IOException {
+        AdoptionDirectory.claim(h.sharedMemory(), PeerMemoryStorage.CHUNK_BYTES, f);
+        return FileChannel.open(h.sharedMemory().resolve(f), StandardOpenOption.WRITE);
     }
 
     private static String newFile() { return "chunk-" + ProcessHandle.current().pid() + "-" + FILES.incrementAndGet(); }
