@@ -24,7 +24,8 @@ import java.util.Map;
  *   "layout": [ { "rank": 0, "worldSize": 2, "shards": [ ...what rank 0 held... ] }, ... ] }
  * </pre>
  * {@code offset}/{@code length} are elements of the item's row-major flattening; {@code fileOffset}/{@code byteLength}
- * are absolute bytes in the file, so any tool can read a piece with one seek.
+ * are absolute bytes in the file, so any tool can read a piece with one seek. Written with the module's mapper, read
+ * with {@link MetadataReader}.
  */
 public record CheckpointMetadata(String format, int version, long step, int worldSize, String createdUtc,
                                  Map<String, Item> items, Map<String, List<Map<String, String>>> state,
@@ -66,7 +67,7 @@ public record CheckpointMetadata(String format, int version, long step, int worl
         String f = stepDir.resolve(CheckpointDirectory.METADATA).toString();
         CheckpointMetadata m;
         try {
-            m = Json.read(bytes, CheckpointMetadata.class);
+            m = MetadataReader.read(bytes);
         } catch (CheckpointException e) {
             throw new CheckpointException("metadata file " + f + " is corrupt: " + e.getMessage(), e);
         }

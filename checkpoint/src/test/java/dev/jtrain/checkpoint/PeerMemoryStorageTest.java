@@ -121,6 +121,9 @@ class PeerMemoryStorageTest {
      * replicated across nodes, as hybrid sharding has it): a node's shards go into its own holder only, through its
      * shared-memory directory; any surviving node's copy restores every rank.
      */
+    /** Per node, the bytes its ranks' loads in {@link #perNode} mapped from their own holder's files. */
+    private final Map<Integer, Long> mapped = new java.util.concurrent.ConcurrentHashMap<>();
+
     private List<String> perNode(List<String> at, int nodes, int perNode, int salt, boolean save) throws Exception {
         return LocalRanks.run(nodes * perNode, (rank, pg) -> {
             int node = rank / perNode, local = rank % perNode;
@@ -143,6 +146,8 @@ class PeerMemoryStorageTest {
                     if (r.step() != salt) return "rank " + rank + " loaded step " + r.step();
                 } catch (CheckpointException e) {
                     return "failed: " + e.getMessage();
+                } finally {
+                    mapped.merge(node, st.bytesMapped(), Long::sum);
                 }
             }
             return s.check(salt);
@@ -162,7 +167,10 @@ class PeerMemoryStorageTest {
         }
         assertThat(holders.get(0).heldBytes()).as("the same whole copy on each node").isEqualTo(holders.get(1).heldBytes());
         holders.get(1).close(); // node 1 died with its launcher
+        mapped.clear();
         assertThat(perNode(at, 2, 2, 4, false)).as("node 1's restarted ranks load node 0's copy").containsOnlyNulls();
+        assertThat(mapped.get(0)).as("node 0's ranks map their own holder's chunk files").isPositive();
+        assertThat(mapped.get(1)).as("node 1's ranks fetch node 0's copy through its socket").isZero();
     }
 
     /** Chunk values node {@code n}'s holder holds: its keys but the small ones (sizes, shard lists, metadata, steps). */

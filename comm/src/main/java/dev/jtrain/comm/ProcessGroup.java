@@ -210,6 +210,7 @@ public final class ProcessGroup implements AutoCloseable {
         }
         OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, null); // group start-up exchange
         CommWork w = engine.submit(d, describe(d), BufferGuard.NONE, () -> {
+            if (size() > 1) ReduceKernels.warmUp(); // also when the link figures come from an earlier start and nothing is measured
             HostTopology topo = known != null ? known : exchangeHostIdentities();
             topology = topo;
             if (given != null) {

@@ -3,8 +3,13 @@ package dev.jtrain.comm.algo;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ReduceOp;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -17,16 +22,45 @@ public final class ReduceKernels {
     private ReduceKernels() {}
 
     /**
-     * Runs the float32 SUM kernel (all-reduce's hot loop) until the JIT has compiled it, once per JVM: interpreted or
-     * C1-compiled Vector API code allocates a box per vector op and is orders of magnitude slower than C2's, and the
-     * first real collectives would pay for it. Looping over tiny vectors reaches the compile thresholds quickly
-     * (bench/MEASUREMENTS.md, "reduce kernel warm-up").
+     * Runs the float32 SUM kernel (all-reduce's hot loop) and AVG's division until the JIT has compiled them, once per
+     * JVM: interpreted or C1-compiled Vector API code allocates a box per vector op and is orders of magnitude slower
+     * than C2's, and the first real collectives would pay for it. Looping over tiny vectors reaches the compile
+     * thresholds quickly (bench/MEASUREMENTS.md, "reduce kernel warm-up").
+     *
+     * <p>Both operators data parallelism uses (SUM, AVG) and every kind of segment real traffic brings (a heap {@code float[]} gradient bucket combined
+     * with a native receive buffer or a mapped shared-memory ring, and native with native) go through it: C2 compiles
+     * against the branches and receiver types it has seen, and one first met in a real collective deoptimizes the
+     * kernel and compiles it again. A restarted rank warmed only on native segments compiled the kernel five times during its first
+     * gradient all-reduce (bench/MEASUREMENTS.md, "Where a restarted rank's time goes").
      */
     public static void warmUp() {
         if (!WARMED.compareAndSet(false, true)) return;
-        MemorySegment s = Arena.ofAuto().allocate(256, 64);
-        for (int i = 0; i < 5000; i++) apply(DType.FLOAT32, ReduceOp.SUM, s, s, s, 64);
-        for (int i = 0; i < 2000; i++) divide(DType.FLOAT32, s, 64, 3);
+        final int n = 256;
+        MemorySegment nat = Arena.ofAuto().allocate(4L * n, 64);
+        MemorySegment heap = MemorySegment.ofArray(new float[n]);
+        MemorySegment mapped = mappedScratch(4L * n);
+        MemorySegment[][] kinds = mapped == null
+                ? new MemorySegment[][] {{heap, nat}, {nat, nat}, {nat, heap}}
+                : new MemorySegment[][] {{heap, nat}, {heap, mapped}, {nat, nat}, {nat, mapped}, {nat, heap}};
+        for (int i = 0; i < 6000; i++) {
+            MemorySegment[] k = kinds[i % kinds.length];
+            apply(DType.FLOAT32, i % 4 < 2 ? ReduceOp.SUM : ReduceOp.AVG, k[0], k[0], k[1], i % 2 == 0 ? n : n - 3);
+        }
+        for (int i = 0; i < 3000; i++) divide(DType.FLOAT32, i % 2 == 0 ? heap : nat, i % 4 < 2 ? n : n - 3, 3);
+    }
+
+    /** A small file-backed segment, as a shared-memory ring is; null when no temporary file can be made. */
+    private static MemorySegment mappedScratch(long bytes) {
+        try {
+            Path f = Files.createTempFile("jtrain-warmup", ".bin");
+            try (FileChannel fc = FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                return fc.map(FileChannel.MapMode.READ_WRITE, 0, bytes, Arena.ofAuto());
+            } finally {
+                Files.deleteIfExists(f);
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** {@code dst = a (op) b} element-wise over {@code count} elements; {@code dst} may alias {@code a} or {@code b}. */

@@ -42,7 +42,8 @@ import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
  *
  * <p>What it serves: HELLO (job token, checked in constant time), SET, ADOPT (a file a client on this host left in
  * the adoption directory becomes a value without crossing the socket), GET (never waits: an absent key answers
- * TIMEOUT at once), ADD, DELETE, NUM_KEYS. CAS and WAIT are rendezvous operations and are refused. Values count
+ * TIMEOUT at once), LOCATE (the adopted file a value is, for a client on this host to map and read instead of
+ * GETting it; a value in a block answers with no file), ADD, DELETE, NUM_KEYS. CAS and WAIT are rendezvous operations and are refused. Values count
  * against {@code budgetBytes}; a SET beyond it is refused with the figures, and nothing is stored.
  *
  * <p>Threading: one platform thread per connection, blocking channel I/O; a value being sent is read-locked, so a
@@ -57,23 +58,26 @@ public final class BulkStoreServer implements AutoCloseable {
      */
     private static final class Value {
         final MemorySegment bytes;
+        /** The adopted file's name in the adoption directory, or null for a value held in a block. */
+        final String file;
         private final Runnable release;
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         private boolean freed; // under the write lock
 
-        private Value(MemorySegment bytes, Runnable release) {
+        private Value(MemorySegment bytes, String file, Runnable release) {
             this.bytes = bytes;
+            this.file = file;
             this.release = release;
         }
 
         static Value inBlock(BlockPool pool, long size) {
             BlockPool.Block block = pool.take(size);
-            return new Value(block.segment(), () -> pool.give(block));
+            return new Value(block.segment(), null, () -> pool.give(block));
         }
 
         /** A file's pages, mapped; once unmapped (the arena closed), {@code afterUnmap} recycles or deletes the file. */
-        static Value mapped(Arena arena, MemorySegment pages, Runnable afterUnmap) {
-            return new Value(pages, () -> {
+        static Value mapped(Arena arena, MemorySegment pages, String file, Runnable afterUnmap) {
+            return new Value(pages, file, () -> {
                 arena.close();
                 afterUnmap.run();
             });
@@ -100,6 +104,7 @@ public final class BulkStoreServer implements AutoCloseable {
     private final Map<String, Value> values = new ConcurrentHashMap<>();
     private final AtomicLong heldBytes = new AtomicLong();
     private final AtomicLong adoptedBytes = new AtomicLong();
+    private final AtomicLong servedBytes = new AtomicLong();
     /** Memory of freed values, kept for the next save's (up to half the budget: one step's worth of a typical holder). */
     private final BlockPool pool;
     private final Object counters = new Object();
@@ -139,6 +144,9 @@ public final class BulkStoreServer implements AutoCloseable {
 
     /** Bytes that arrived as adopted shared-memory files rather than through a socket, since the start. */
     public long adoptedBytes() { return adoptedBytes.get(); }
+
+    /** Value bytes sent back to GETs through a socket, since the start. */
+    public long servedBytes() { return servedBytes.get(); }
 
     /** Value bytes held now. */
     public long heldBytes() { return heldBytes.get(); }
@@ -304,6 +312,23 @@ public final class BulkStoreServer implements AutoCloseable {
                         return;
                     }
                     replyValue(ch, v.bytes);
+                    servedBytes.addAndGet(v.bytes.byteSize());
+                } finally {
+                    v.lock.readLock().unlock();
+                }
+            }
+            case OP_LOCATE -> {
+                need(r, 1);
+                Value v = values.get(r.string(0));
+                if (v == null) {
+                    reply(ch, STATUS_TIMEOUT, List.of(utf8("store locate key=" + r.string(0) + ": absent")));
+                    return;
+                }
+                v.lock.readLock().lock();
+                try {
+                    if (v.freed) reply(ch, STATUS_TIMEOUT, List.of(utf8("store locate key=" + r.string(0) + ": deleted")));
+                    else if (v.file == null) reply(ch, STATUS_OK, List.of());
+                    else reply(ch, STATUS_OK, List.of(utf8(v.file), StoreFrame.longBytes(v.bytes.byteSize())));
                 } finally {
                     v.lock.readLock().unlock();
                 }
@@ -384,7 +409,7 @@ public final class BulkStoreServer implements AutoCloseable {
             MemorySegment pages = length == 0 ? MemorySegment.NULL.reinterpret(0) : fc.map(FileChannel.MapMode.READ_ONLY, 0, length, arena);
             adoptDir.trimTo(budgetBytes - heldBytes.get() - length); // held and kept-for-reuse within the budget together
             adoptedBytes.addAndGet(length);
-            return Value.mapped(arena, pages, () -> {
+            return Value.mapped(arena, pages, name, () -> {
                 if (closed) deleteQuietly(file);
                 else adoptDir.recycle(file, fileSize, budgetBytes / 2);
             });

@@ -67,11 +67,12 @@ public final class StoreFrameDescriptor {
     public static final byte OP_DELETE = 7;
     public static final byte OP_NUM_KEYS = 8;
     public static final byte OP_ADOPT = 9;
+    public static final byte OP_LOCATE = 10;
     public static final byte OP_RESPONSE = 127;
 
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_ERROR = 1;
     public static final byte STATUS_TIMEOUT = 2;
 
-    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_ADOPT; }
+    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_LOCATE; }
 }

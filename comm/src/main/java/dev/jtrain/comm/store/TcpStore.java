@@ -12,8 +12,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static dev.jtrain.comm.store.StoreFrameDescriptor.*;
@@ -167,6 +169,25 @@ public final class TcpStore implements Store {
     public void adopt(String key, String fileName, long length) {
         call(StoreFrame.request(OP_ADOPT, StoreFrame.utf8(key), StoreFrame.utf8(fileName), StoreFrame.longBytes(length)), "adopt", key,
                 options.timeoutMs());
+    }
+
+    /** Where a value of a bulk holder on this host lies: {@code file} in its adoption directory, {@code length} bytes. */
+    public record Located(String file, long length) {}
+
+    /**
+     * The adopted file holding {@code key}'s value on a {@link BulkStoreServer} (to map and read on the holder's host
+     * instead of receiving it through the socket); empty when the value is not a file (it arrived through a socket).
+     *
+     * @throws CommTimeoutException when the key is absent (never waits)
+     */
+    public Optional<Located> locate(String key) {
+        List<byte[]> f = call(StoreFrame.request(OP_LOCATE, StoreFrame.utf8(key)), "locate", key, options.timeoutMs());
+        if (f.isEmpty()) return Optional.empty();
+        try {
+            return Optional.of(new Located(new String(f.get(0), StandardCharsets.UTF_8), StoreFrame.asLong(f.get(1))));
+        } catch (StoreFrame.ProtocolException | IndexOutOfBoundsException e) {
+            throw new CommException("store locate key=" + key + ": bad reply: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -182,8 +182,8 @@ public final class TcpStoreServer implements AutoCloseable {
                 case OP_NUM_KEYS -> {
                     return StoreFrame.ok(StoreFrame.longBytes(state.numKeys()));
                 }
-                case OP_ADOPT -> {
-                    return StoreFrame.error(STATUS_ERROR, "a rendezvous store adopts no files (only a checkpoint holder does)");
+                case OP_ADOPT, OP_LOCATE -> {
+                    return StoreFrame.error(STATUS_ERROR, "a rendezvous store holds no files (only a checkpoint holder does)");
                 }
                 default -> throw new StoreFrame.ProtocolException("unexpected opcode " + req.opcode() + " after HELLO");
             }

@@ -128,12 +128,21 @@ class BulkStoreServerTest {
         write(adoptDir.resolve("chunk-1"), big);
         client.adopt("k", "chunk-1", big.length);
         assertThat(Arrays.equals(client.get("k", 0), big)).as("the first length bytes").isTrue();
+        assertThat(client.locate("k")).as("a client on the host may map it instead").contains(new TcpStore.Located("chunk-1", big.length));
+        client.set("sent", new byte[] {1, 2, 3});
+        assertThat(client.locate("sent")).as("a value that came through the socket is no file").isEmpty();
+        assertThatThrownBy(() -> client.locate("absent")).isInstanceOf(CommTimeoutException.class);
+        long served = server.servedBytes();
+        client.get("sent", 0);
+        assertThat(server.servedBytes() - served).isEqualTo(3);
+        assertThat(client.delete("sent")).isTrue();
         assertThat(server.heldBytes()).isEqualTo(big.length);
         assertThat(server.adoptedBytes()).isEqualTo(big.length);
         assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-2")).as("a held file is not free").isFalse();
         write(adoptDir.resolve("chunk-2"), new byte[] {4, 5});
         client.adopt("k", "chunk-2", 2); // replaces the first, whose file is now free
         assertThat(client.get("k", 0)).containsExactly(4, 5);
+        assertThat(client.locate("k")).contains(new TcpStore.Located("chunk-2", 2));
         assertThat(server.heldBytes()).isEqualTo(2);
         assertThat(adoptDir.resolve("chunk-1")).doesNotExist();
         assertThat(AdoptionDirectory.claim(adoptDir, chunk, "chunk-3")).as("the freed file, claimed").isTrue();

@@ -102,6 +102,20 @@ final class MemoryHolder implements AutoCloseable {
         }
     }
 
+    /**
+     * The file in {@link #sharedMemory()} that holds {@code key}'s value, to map and read on this host instead of
+     * receiving it through the socket; empty when the key is absent, the value is not a file, or the holder is not on
+     * this host.
+     */
+    Optional<TcpStore.Located> locate(String key) {
+        if (sharedMemory == null) return Optional.empty();
+        try {
+            return call(s -> s instanceof TcpStore t ? t.locate(key) : Optional.<TcpStore.Located>empty());
+        } catch (CommTimeoutException absent) {
+            return Optional.empty();
+        }
+    }
+
     long add(String key, long delta) { return call(s -> s.add(key, delta)); }
 
     void delete(String key) { call(s -> s.delete(key)); }

@@ -14,6 +14,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -59,6 +60,7 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
     private static final Pattern STEP = Pattern.compile("step-(\\d+)");
 
     private final List<MemoryHolder> holders;
+    private final AtomicLong bytesMapped = new AtomicLong();
     private final int localNode;
     private final Placement placement;
 
@@ -249,7 +251,7 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
             }
             try {
                 Optional<byte[]> size = h.find(key(stepDir, name + "#size"));
-                if (size.isPresent()) return new MemoryShardSource(h, stepDir, name, Long.parseLong(new String(size.get(), StandardCharsets.US_ASCII)));
+                if (size.isPresent()) return new MemoryShardSource(h, stepDir, name, Long.parseLong(new String(size.get(), StandardCharsets.US_ASCII)), bytesMapped);
                 tried.add(h.describe() + " does not hold it");
             } catch (JTrainCommException e) {
                 tried.add(h.describe() + " lost (" + e.getMessage() + ")");
@@ -326,6 +328,9 @@ public final class PeerMemoryStorage implements CheckpointStorage, AutoCloseable
 
     /** Keys held by node {@code node}'s holder. */
     public long keysOn(int node) { return holders.get(node).keys(); }
+
+    /** Bytes this process read by mapping its own node's holder's files, rather than receiving them through a socket. */
+    public long bytesMapped() { return bytesMapped.get(); }
 
     @Override
     public void close() { holders.forEach(MemoryHolder::close); }
