@@ -1,7 +1,5 @@
 package dev.jtrain.cli;
 
-import picocli.CommandLine;
-
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +26,7 @@ final class CliRunner {
         System.setOut(new PrintStream(buf, true, StandardCharsets.UTF_8));
         int code;
         try {
-            code = new CommandLine(new Main()).execute(args);
+            code = Main.commandLine(args).execute(args);
         } finally {
             System.setOut(old);
         }

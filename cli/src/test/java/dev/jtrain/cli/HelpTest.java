@@ -28,14 +28,28 @@ class HelpTest {
     @Test
     void everyOptionOfEveryCommandHasADescription() {
         List<String> undocumented = new ArrayList<>();
-        collect(new CommandLine(new Main()), undocumented);
+        collect(Main.commandLine(new String[0]), undocumented);
         assertThat(undocumented).as("options without help text").isEmpty();
     }
 
     @Test
     void trainHelpShowsTheModelAndOptimiserFlags() {
-        String help = new CommandLine(new Main()).getSubcommands().get("train").getUsageMessage();
+        String help = Main.commandLine(new String[0]).getSubcommands().get("train").getUsageMessage();
         assertThat(help).contains("--lr").contains("Peak learning rate").contains("--n-layer").contains("Transformer blocks")
                 .contains("--batch-size").contains("Sequences per micro-batch");
+    }
+
+    @Test
+    void aSubcommandNamedFirstIsBuiltAloneAndKeepsItsFullName() {
+        CommandLine train = Main.commandLine(new String[] {"train", "--help"});
+        assertThat(train.getSubcommands()).containsOnlyKeys("train");
+        assertThat(train.getSubcommands().get("train").getUsageMessage()).contains("Usage: jtrain train");
+        assertThat(Main.commandLine(new String[] {"--help"}).getSubcommands())
+                .containsOnlyKeys("train", "eval", "bench", "launch", "ckpt", "topo");
+        assertThat(Main.commandLine(new String[] {"trian"}).getSubcommands()).as("a mistyped name gets the whole list").hasSize(6);
+        var parsed = Main.commandLine(new String[] {"train", "--preset", "tiny"});
+        parsed.parseArgs("train", "--preset", "tiny");
+        assertThat(parsed.getParseResult().subcommand().originalArgs()).as("relaunched children get the whole command line")
+                .containsExactly("train", "--preset", "tiny");
     }
 }

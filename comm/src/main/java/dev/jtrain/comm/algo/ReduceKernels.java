@@ -27,11 +27,13 @@ public final class ReduceKernels {
      * than C2's, and the first real collectives would pay for it. Looping over tiny vectors reaches the compile
      * thresholds quickly (bench/MEASUREMENTS.md, "reduce kernel warm-up").
      *
-     * <p>Both operators data parallelism uses (SUM, AVG) and every kind of segment real traffic brings (a heap {@code float[]} gradient bucket combined
-     * with a native receive buffer or a mapped shared-memory ring, and native with native) go through it: C2 compiles
-     * against the branches and receiver types it has seen, and one first met in a real collective deoptimizes the
-     * kernel and compiles it again. A restarted rank warmed only on native segments compiled the kernel five times during its first
-     * gradient all-reduce (bench/MEASUREMENTS.md, "Where a restarted rank's time goes").
+     * <p>Both operators data parallelism uses (SUM, AVG) and every kind of segment real traffic brings (a heap
+     * {@code float[]} gradient bucket combined with a native receive buffer or a mapped shared-memory ring, and native
+     * with native) go through it: C2 compiles against the branches and receiver types it has seen, and one first met in
+     * a real collective deoptimizes the kernel and compiles it again. A restarted rank, which skipped the warm-up, compiled
+     * the kernel five times during its first gradient all-reduce (bench/MEASUREMENTS.md, "Compile work and cold code of
+     * a restarted rank"). It runs in the group's start rather than on a thread of its own, where it competed with the
+     * first step's compiles (same section).
      */
     public static void warmUp() {
         if (!WARMED.compareAndSet(false, true)) return;
