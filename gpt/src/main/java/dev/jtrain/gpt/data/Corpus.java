@@ -63,28 +63,40 @@ public final class Corpus {
         this.fromCache = fromCache;
     }
 
-    /** Returns the cached corpus for {@code options}, building it first if needed. */
+    /**
+     * Returns the cached corpus for {@code options}, building it first if needed. The cache is looked up before the
+     * source is opened ({@link TextSource#fingerprint(Path, String, MessageDigest)}).
+     */
     public static Corpus prepare(CorpusOptions options, CorpusProgress progress) {
-        try (TextSource source = TextSource.open(options.source(), options.fileGlob())) {
-            String key = cacheKey(options, source);
+        try {
+            String key = cacheKey(options);
             Path dir = options.cacheDir().resolve(slug(options) + "-" + key);
             Path meta = dir.resolve(META_FILE);
             if (Files.isRegularFile(meta)) return new Corpus(dir, JSON.readTree(meta.toFile()), true);
-            Files.createDirectories(options.cacheDir());
-            // Ranks of one job start together: one builds, the others wait for it instead of tokenizing the same
-            // text N times. A file lock orders processes; it is held per JVM, so threads (in-process ranks) also
-            // take a JVM-wide monitor first (FileChannel.lock would throw OverlappingFileLockException).
-            Path lockFile = options.cacheDir().resolve("." + dir.getFileName() + ".lock");
-            synchronized (BUILD_LOCKS.computeIfAbsent(lockFile.toAbsolutePath().normalize(), k -> new Object())) {
-                try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-                    lockChannel.lock();  // released when the channel closes
-                    if (Files.isRegularFile(meta)) return new Corpus(dir, JSON.readTree(meta.toFile()), true);
-                    return build(options, source, dir, key, progress);
-                }
+            try (TextSource source = TextSource.open(options.source(), options.fileGlob())) {
+                return prepareLocked(options, source, dir, key, progress);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare corpus from " + options.source() + " in "
                     + options.cacheDir() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Builds the corpus under the build lock, unless another process built it meanwhile. */
+    private static Corpus prepareLocked(CorpusOptions options, TextSource source, Path dir, String key, CorpusProgress progress)
+            throws IOException {
+        Path meta = dir.resolve(META_FILE);
+        Files.createDirectories(options.cacheDir());
+        // Ranks of one job start together: one builds, the others wait for it instead of tokenizing the same
+        // text N times. A file lock orders processes; it is held per JVM, so threads (in-process ranks) also
+        // take a JVM-wide monitor first (FileChannel.lock would throw OverlappingFileLockException).
+        Path lockFile = options.cacheDir().resolve("." + dir.getFileName() + ".lock");
+        synchronized (BUILD_LOCKS.computeIfAbsent(lockFile.toAbsolutePath().normalize(), k -> new Object())) {
+            try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                lockChannel.lock();  // released when the channel closes
+                if (Files.isRegularFile(meta)) return new Corpus(dir, JSON.readTree(meta.toFile()), true);
+                return build(options, source, dir, key, progress);
+            }
         }
     }
 
@@ -111,10 +123,10 @@ public final class Corpus {
         return prepare(options, CorpusProgress.NONE);
     }
 
-    private static String cacheKey(CorpusOptions o, TextSource source) throws IOException {
+    private static String cacheKey(CorpusOptions o) throws IOException {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
-            source.fingerprint(md);
+            TextSource.fingerprint(o.source(), o.fileGlob(), md);
             String rest = "format=" + FORMAT_VERSION + "\ntokenizer=" + o.tokenizer().name() + "\nvocab=" + o.tokenizer().vocabSize()
                     + "\nmaxBytes=" + o.maxBytes() + "\nglob=" + o.fileGlob() + "\nval=" + o.valFraction() + "\n";
             md.update(rest.getBytes(StandardCharsets.UTF_8));

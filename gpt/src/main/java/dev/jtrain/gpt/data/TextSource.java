@@ -54,14 +54,18 @@ final class TextSource implements AutoCloseable {
             if (!Files.exists(source))
                 throw new IllegalArgumentException("corpus source does not exist: path=" + source.toAbsolutePath());
             if (Files.isDirectory(source)) return directory(source, glob);
-            String lower = source.getFileName().toString().toLowerCase(Locale.ROOT);
-            if (lower.endsWith(".zip") || lower.endsWith(".jar")) return zip(source, glob);
+            if (isArchive(source)) return zip(source, glob);
             BasicFileAttributes a = Files.readAttributes(source, BasicFileAttributes.class);
             return new TextSource("file", source, null,
                     List.of(new Doc(source.getFileName().toString(), a.size(), a.lastModifiedTime().toMillis())));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list corpus source " + source + ": " + e.getMessage(), e);
         }
+    }
+
+    private static boolean isArchive(Path file) {
+        String lower = file.getFileName().toString().toLowerCase(Locale.ROOT);
+        return lower.endsWith(".zip") || lower.endsWith(".jar");
     }
 
     private static TextSource directory(Path dir, PathMatcher glob) throws IOException {
@@ -133,13 +137,36 @@ final class TextSource implements AutoCloseable {
      * for a file or archive its own size and mtime.
      */
     void fingerprint(MessageDigest md) throws IOException {
-        update(md, "kind=" + kind + "\npath=" + root.toAbsolutePath().normalize() + "\n");
         if (kind.equals("directory")) {
+            update(md, "kind=" + kind + "\npath=" + root.toAbsolutePath().normalize() + "\n");
             for (Doc d : docs) update(md, d.name() + "\t" + d.size() + "\t" + d.mtimeMs() + "\n");
         } else {
-            BasicFileAttributes a = Files.readAttributes(root, BasicFileAttributes.class);
-            update(md, "size=" + a.size() + "\nmtime=" + a.lastModifiedTime().toMillis() + "\n");
+            fileFingerprint(kind, root, md);
         }
+    }
+
+    /**
+     * The {@link #fingerprint(MessageDigest)} of what {@link #open} would give, without opening a file or an archive:
+     * a prepared corpus is then found with a stat, instead of reading an archive's directory and matching each entry's
+     * name, interpreted, in the cold JVM of a rank that was just restarted (bench/MEASUREMENTS.md, "Compile work and
+     * cold code of a restarted rank"). A directory is still listed: its documents are its identity.
+     */
+    static void fingerprint(Path source, String fileGlob, MessageDigest md) throws IOException {
+        if (Files.isDirectory(source)) {
+            try (TextSource s = open(source, fileGlob)) {
+                s.fingerprint(md);
+            }
+            return;
+        }
+        if (!Files.exists(source))
+            throw new IllegalArgumentException("corpus source does not exist: path=" + source.toAbsolutePath());
+        fileFingerprint(isArchive(source) ? "zip" : "file", source, md);
+    }
+
+    private static void fileFingerprint(String kind, Path file, MessageDigest md) throws IOException {
+        update(md, "kind=" + kind + "\npath=" + file.toAbsolutePath().normalize() + "\n");
+        BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class);
+        update(md, "size=" + a.size() + "\nmtime=" + a.lastModifiedTime().toMillis() + "\n");
     }
 
     private static void update(MessageDigest md, String s) {

@@ -142,6 +142,17 @@ class CorpusTest {
         Corpus capped = Corpus.prepare(o.withMaxBytes(25));
         assertThat(capped.sourceBytes()).isEqualTo(25);
         assertThat(all(capped)).containsExactly(join(0, "// pkg/Alpha.java\n", "// pkg/"));
+
+        // a prepared archive is found by its size and mtime, without opening it: overwritten with bytes that are no
+        // zip (same size, same mtime), it still loads from the cache; touched, it is read again and fails
+        FileTime mtime = Files.getLastModifiedTime(zip);
+        Files.write(zip, new byte[(int) Files.size(zip)]);
+        Files.setLastModifiedTime(zip, mtime);
+        Corpus cached = Corpus.prepare(o);
+        assertThat(cached.fromCache()).isTrue();
+        assertThat(all(cached)).containsExactly(join(0, "// pkg/Alpha.java\n", "// pkg/Beta.java\n", "// pkg/Zeta.java\n"));
+        Files.setLastModifiedTime(zip, FileTime.fromMillis(mtime.toMillis() + 5000));
+        assertThatThrownBy(() -> Corpus.prepare(o)).isInstanceOf(RuntimeException.class);
     }
 
     @Test
