@@ -32,6 +32,11 @@ public final class AdoptionDirectory {
 
     Path dir() { return dir; }
 
+    /** Whether {@code name} names a file directly inside the directory (no separator, not "." or ".."). */
+    public static boolean isPlainName(String name) {
+        return !name.isEmpty() && !name.contains("/") && !name.contains("\\") && !name.equals(".") && !name.equals("..");
+    }
+
     /**
      * Client side: {@code dir/name}, made from a freed file of exactly {@code size} bytes when there is one (to be
      * overwritten from offset 0), else a new file of {@code size} bytes, sparse (no page is allocated before it is

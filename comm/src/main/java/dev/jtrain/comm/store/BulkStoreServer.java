@@ -300,38 +300,17 @@ public final class BulkStoreServer implements AutoCloseable {
             }
             case OP_GET -> {
                 need(r, 2);
-                Value v = values.get(r.string(0));
-                if (v == null) {
-                    reply(ch, STATUS_TIMEOUT, List.of(utf8("store get key=" + r.string(0) + ": absent (a bulk store never waits)")));
-                    return;
-                }
-                v.lock.readLock().lock();
-                try {
-                    if (v.freed) {
-                        reply(ch, STATUS_TIMEOUT, List.of(utf8("store get key=" + r.string(0) + ": deleted while being read")));
-                        return;
-                    }
+                withLiveValue(ch, "get", r.string(0), v -> {
                     replyValue(ch, v.bytes);
                     servedBytes.addAndGet(v.bytes.byteSize());
-                } finally {
-                    v.lock.readLock().unlock();
-                }
+                });
             }
             case OP_LOCATE -> {
                 need(r, 1);
-                Value v = values.get(r.string(0));
-                if (v == null) {
-                    reply(ch, STATUS_TIMEOUT, List.of(utf8("store locate key=" + r.string(0) + ": absent")));
-                    return;
-                }
-                v.lock.readLock().lock();
-                try {
-                    if (v.freed) reply(ch, STATUS_TIMEOUT, List.of(utf8("store locate key=" + r.string(0) + ": deleted")));
-                    else if (v.file == null) reply(ch, STATUS_OK, List.of());
+                withLiveValue(ch, "locate", r.string(0), v -> {
+                    if (v.file == null) reply(ch, STATUS_OK, List.of());
                     else reply(ch, STATUS_OK, List.of(utf8(v.file), StoreFrame.longBytes(v.bytes.byteSize())));
-                } finally {
-                    v.lock.readLock().unlock();
-                }
+                });
             }
             case OP_ADD -> {
                 need(r, 2);
@@ -375,6 +354,31 @@ public final class BulkStoreServer implements AutoCloseable {
     }
 
     /** Stores {@code v} under {@code key} and answers OK, or frees it and answers why when it would pass the budget. */
+    /** An answer about one value, sent while the value is read-locked. */
+    @FunctionalInterface
+    private interface Answer {
+        void send(Value v) throws IOException;
+    }
+
+    /**
+     * Sends {@code answer} about {@code key}'s value under its read lock, so a concurrent DELETE or replacing SET frees
+     * it only afterwards; an absent or already freed value answers TIMEOUT at once (a bulk store never waits).
+     */
+    private void withLiveValue(SocketChannel ch, String op, String key, Answer answer) throws IOException {
+        Value v = values.get(key);
+        if (v == null) {
+            reply(ch, STATUS_TIMEOUT, List.of(utf8("store " + op + " key=" + key + ": absent (a bulk store never waits)")));
+            return;
+        }
+        v.lock.readLock().lock();
+        try {
+            if (v.freed) reply(ch, STATUS_TIMEOUT, List.of(utf8("store " + op + " key=" + key + ": deleted while being read")));
+            else answer.send(v);
+        } finally {
+            v.lock.readLock().unlock();
+        }
+    }
+
     private void store(SocketChannel ch, String key, Value v) throws IOException {
         long size = v.bytes.byteSize();
         Value replaced = values.get(key);
@@ -398,7 +402,7 @@ public final class BulkStoreServer implements AutoCloseable {
      */
     private Value adopt(String name, long length) throws IOException {
         if (adoptDir == null) throw new IllegalArgumentException("this holder adopts no files (it has no shared-memory directory)");
-        if (name.isEmpty() || name.contains("/") || name.contains("\\") || name.equals(".") || name.equals("..") || name.startsWith("free-"))
+        if (!AdoptionDirectory.isPlainName(name) || name.startsWith("free-"))
             throw new IllegalArgumentException("not a plain file name");
         Path file = adoptDir.dir().resolve(name);
         Arena arena = Arena.ofShared();

@@ -2,6 +2,7 @@ package dev.jtrain.checkpoint.storage.memory;
 
 import dev.jtrain.checkpoint.storage.ShardSource;
 import dev.jtrain.comm.JTrainCommException;
+import dev.jtrain.comm.store.AdoptionDirectory;
 import dev.jtrain.comm.store.TcpStore;
 
 import java.io.IOException;
@@ -82,7 +83,7 @@ final class MemoryShardSource implements ShardSource {
     /** The chunk's file mapped read-only, or null to fetch it through the socket instead (the file is gone or short). */
     private MemorySegment map(TcpStore.Located at) {
         String f = at.file();
-        if (f.isEmpty() || f.contains("/") || f.contains("\\") || f.equals(".") || f.equals("..")) return null;
+        if (!AdoptionDirectory.isPlainName(f)) return null;
         Arena arena = Arena.ofShared();
         try (FileChannel fc = FileChannel.open(holder.sharedMemory().resolve(f), StandardOpenOption.READ)) {
             if (fc.size() < at.length()) {
