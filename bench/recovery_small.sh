@@ -13,7 +13,8 @@
 #
 # usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
 #        PART=overhead|ram|disk runs one part only; KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
-#        options to every run
+#        options to every run; LAUNCH_EXTRA="--cold-restarts" launcher options (cold: the surviving host's ranks are
+#        started anew too, instead of continuing in their JVMs)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +34,7 @@ PORT=29650
 launcher() {
   local host=$1 log=$2; shift 2
   "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
-    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms 60000 -- \
+    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms 60000 ${LAUNCH_EXTRA:-} -- \
     "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" ${EXTRA:-} > "$log" 2>&1 &
   PID=$!
 }

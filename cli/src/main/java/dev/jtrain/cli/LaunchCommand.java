@@ -45,6 +45,10 @@ final class LaunchCommand implements Callable<Integer> {
             + " nodes when others do not come back within --join-timeout-ms (their ranks are left out, the rest renumbered;"
             + " training reshards at load and keeps its global batch). 0 = all nodes (default).")
     int minNodes;
+    @Option(names = "--cold-restarts", description = "With --max-restarts: start every rank of a restarted group as a new process."
+            + " By default a rank whose process survived the failure continues in it (warm: its code stays compiled), and only"
+            + " lost ranks start anew.")
+    boolean coldRestarts;
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments, after --.")
     List<String> command;
 
@@ -58,7 +62,7 @@ final class LaunchCommand implements Callable<Integer> {
                 nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
                 masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
                 masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
-                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes);
+                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts);
         return new Launcher(options, System.out).run();
     }
 }

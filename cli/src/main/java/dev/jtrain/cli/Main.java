@@ -1,5 +1,7 @@
 package dev.jtrain.cli;
 
+import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.launch.WarmRestart;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
@@ -32,16 +34,37 @@ public final class Main {
      * share (bench/MEASUREMENTS.md, "Compile work and cold code of a restarted rank"). The parse is the same:
      * {@code jtrain train ...} still parses at the top, so usage and the original arguments keep the prefix.
      */
-    static CommandLine commandLine(String[] args) {
+    static CommandLine commandLine(String[] args) { return commandLine(args, null); }
+
+    /** As {@link #commandLine(String[])}; {@code attempt} is what {@code train} runs as (null: this process, cold). */
+    private static CommandLine commandLine(String[] args, WarmRestart.Attempt attempt) {
         CommandLine cli = new CommandLine(new Main());
         Supplier<Object> only = args.length > 0 ? SUBCOMMANDS.get(args[0]) : null;
-        if (only != null) cli.addSubcommand(args[0], only.get());
+        if (only != null) cli.addSubcommand(args[0], attempt != null && args[0].equals("train") ? new TrainCommand(attempt) : only.get());
         else SUBCOMMANDS.forEach((name, make) -> cli.addSubcommand(name, make.get()));
         return cli;
     }
 
     public static void main(String[] args) {
-        CommandLine cli = commandLine(args);
+        EngineEnv env = EngineEnv.current();
+        if (args.length > 0 && args[0].equals("train") && WarmRestart.offered(env)) {
+            // under `jtrain launch --max-restarts`: a failed attempt parks, and the next one runs in this JVM
+            System.exit(WarmRestart.run(env, a -> execute(args, a), Main::beforePark, System.out, System.in));
+        }
+        System.exit(execute(args, null));
+    }
+
+    /**
+     * Between warm attempts: the failed attempt's heap and what it mapped go now, while the rank waits, not in the next
+     * attempt's first steps; SIGTERM ends the process again (the attempt had made it a request to stop training).
+     */
+    private static void beforePark() {
+        PreemptionSignal.restore();
+        System.gc();
+    }
+
+    private static int execute(String[] args, WarmRestart.Attempt attempt) {
+        CommandLine cli = commandLine(args, attempt);
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             // Known user errors (bad input, files missing or unreadable): one clear line, no stack trace. Anything
             // else: full trace for a bug report.
@@ -53,6 +76,6 @@ public final class Main {
             }
             throw ex;
         });
-        System.exit(cli.execute(args));
+        return cli.execute(args);
     }
 }

@@ -1,6 +1,7 @@
 package dev.jtrain.cli;
 
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * Turns the scheduler's SIGTERM (Slurm preemption or time limit with {@code --signal}, Kubernetes pod deletion,
@@ -11,10 +12,20 @@ import sun.misc.Signal;
 final class PreemptionSignal {
     private PreemptionSignal() {}
 
-    static void onTerm(Runnable action) {
-        Signal.handle(new Signal("TERM"), sig -> {
+    /** The JVM's own handler (run shutdown hooks, exit), while {@link #onTerm} replaces it. */
+    private static SignalHandler jvmHandler;
+
+    static synchronized void onTerm(Runnable action) {
+        SignalHandler before = Signal.handle(new Signal("TERM"), sig -> {
             System.err.println("jtrain: SIGTERM received; stopping at the next step boundary (checkpointing first if --ckpt-dir is set)");
             action.run();
         });
+        if (jvmHandler == null) jvmHandler = before;
+    }
+
+    /** SIGTERM exits the process again (a rank parked between attempts has no training to stop). */
+    static synchronized void restore() {
+        if (jvmHandler != null) Signal.handle(new Signal("TERM"), jvmHandler);
+        jvmHandler = null;
     }
 }

@@ -31,11 +31,12 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
     }
 
     /**
-     * Where this process's start went, on the wall clock, splitting "up, state loaded": the JVM started; the command
-     * started and its process group was ready (class loading, rendezvous, transports, link figures); data, model and
-     * strategy were built; the state load follows. A slow restart shows here which of them to look at.
+     * Where this process's start went, on the wall clock, splitting "up, state loaded": the JVM started (for a rank
+     * restarted in its JVM, {@code warm}: the launcher's restart message arrived); the command started and its process
+     * group was ready (class loading, rendezvous, transports, link figures); data, model and strategy were built; the
+     * state load follows. A slow restart shows here which of them to look at.
      */
-    record Startup(long jvmStartMs, long groupReadyMs, long builtMs) {}
+    record Startup(long jvmStartMs, boolean warm, long groupReadyMs, long builtMs) {}
 
     /**
      * The phases, once the first step after the restart is done.
@@ -72,9 +73,9 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
         String line() {
             double[] p = loadParts();
             return String.format(Locale.ROOT, "recovery (restart %d): failure seen -> group restarted %.1f s -> up, state loaded %.1f s"
-                            + " (JVM started %.1f, startup and process group %.1f, data, model and strategy %.1f, state %.1f)"
+                            + " (%s %.1f, startup and process group %.1f, data, model and strategy %.1f, state %.1f)"
                             + " -> first step done %.1f s; %.1f s from failure to the next finished step; resumed at step %d%s, %s",
-                    t.restart, restartSeconds(), loadSeconds(), p[0], p[1], p[2], p[3], firstStepSeconds(), totalSeconds(), resumedStep,
+                    t.restart, restartSeconds(), loadSeconds(), startup.warm() ? "warm, in its JVM: restart received" : "JVM started", p[0], p[1], p[2], p[3], firstStepSeconds(), totalSeconds(), resumedStep,
                     resumedFrom == null ? "" : " from " + resumedFrom,
                     stepsRecomputed() < 0 ? "steps recomputed unknown" : stepsRecomputed() + " step(s) recomputed");
         }
@@ -85,6 +86,7 @@ record RecoveryTimeline(int restart, long failedAtMs, long restartedAtMs) {
             m.put("restart_s", restartSeconds());
             m.put("load_s", loadSeconds());
             double[] p = loadParts();
+            m.put("warm", startup.warm());
             m.put("load_jvm_s", p[0]);
             m.put("load_group_s", p[1]);
             m.put("load_build_s", p[2]);

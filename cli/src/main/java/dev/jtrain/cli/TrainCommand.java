@@ -13,7 +13,9 @@ import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
+import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.launch.CpuBinding;
+import dev.jtrain.comm.launch.WarmRestart;
 import dev.jtrain.comm.launch.RendezvousEnv;
 import dev.jtrain.comm.DType;
 import dev.jtrain.nn.FlatParameters;
@@ -144,9 +146,18 @@ final class TrainCommand implements Callable<Integer> {
     int keepLast;
     @Spec CommandSpec spec;
 
+    /** What this run is: the process as started, or one attempt of a rank restarted in its JVM ({@link WarmRestart}). */
+    private final WarmRestart.Attempt attempt;
+
+    TrainCommand() { this(null); }
+
+    /** {@code attempt}: null for this process as started. */
+    TrainCommand(WarmRestart.Attempt attempt) { this.attempt = attempt; }
+
     @Override
     public Integer call() throws Exception {
-        EngineEnv env = EngineEnv.current();
+        WarmRestart.Attempt run = attempt != null ? attempt : WarmRestart.Attempt.cold(EngineEnv.current());
+        EngineEnv env = run.env();
         Optional<ClusterEngine> engine = ClusterEngines.detect(env);
         Optional<RankLayout> ranks = engine.flatMap(e -> e.ranks(env));
         boolean worker = ranks.map(r -> r.worldSize() > 1).orElse(false);
@@ -167,18 +178,48 @@ final class TrainCommand implements Callable<Integer> {
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
-        ProcessGroup pg = worker ? ProcessGroups.initFromEnv() : null;
+        ProcessGroup pg = worker ? ProcessGroups.init(env) : null;
+        if (pg != null) run.abort().onAbort(why -> pg.abort(new CommException("rank " + pg.rank() + ": its launcher stopped this"
+                + " attempt (" + why + ")"), 0));
         groupReadyAtMs = System.currentTimeMillis();
+        startedAtMs = run.startedAtMs();
+        warmStart = run.warm();
         if (pg != null && threads == null && ranks.get().localWorldSize() > 1 && KernelOptions.CURRENT.threads() == 0) {
             // ranks started by an engine share the node's cores as the launcher would share them
             Parallel.setThreads(CpuBinding.threadsPerLocalRank(ranks.get().localWorldSize()));
         }
         try {
             return train(s, pg, env.vars());
+        } catch (Throwable t) {
+            releaseAfterFailure(pg, t);
+            throw t;
         } finally {
             if (pg != null) pg.close();
         }
     }
+
+    /**
+     * What a failed run still holds, released now: its process group is aborted first, so that saves and collectives
+     * in flight on other threads fail at once instead of at their timeouts, then checkpoint writers and staging, holder
+     * connections and the trace are closed. A process that exits would lose them anyway; one restarted in its JVM
+     * ({@link WarmRestart}) must not carry them into the next attempt.
+     */
+    private void releaseAfterFailure(ProcessGroup pg, Throwable cause) {
+        if (pg != null) pg.abort(new CommException("rank " + pg.rank() + ": this rank's run failed: " + cause), 0);
+        if (holderConnections != null) holderConnections.close();
+        for (CheckpointTier t : openTiers) {
+            try {
+                t.checkpointer().close();
+            } catch (RuntimeException e) {
+                // the save in flight failed with the run; the run's own error is the one to report
+            }
+        }
+        if (openTrace != null) openTrace.close();
+    }
+
+    /** Tiers and trace of the run, for {@link #releaseAfterFailure}. */
+    private final List<CheckpointTier> openTiers = new ArrayList<>();
+    private TraceWriter openTrace;
 
     /** The tokenized training and validation data, and where it came from. */
     private record Data(Path source, Tokens train, Tokens val) { }
@@ -215,6 +256,7 @@ final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--resume needs --ckpt-dir or --mem-ckpt-every");
         if (memCkptEvery < 0) throw new IllegalArgumentException("--mem-ckpt-every must be >= 0: " + memCkptEvery);
         TraceWriter trace = traceOn ? new TraceWriter(dir.resolve("trace-rank" + rank + ".json"), rank) : null;
+        openTrace = trace;
         DataParallelOptions dpo = dataParallelOptions(tc);
         // ZeRO-3 takes its shards from the parameters where the model put them: no flat copy of the whole model
         FlatParameters flat = dpo.zeroStage() == 3 && world > 1 ? FlatParameters.layoutOf(model) : FlatParameters.of(model);
@@ -410,8 +452,10 @@ final class TrainCommand implements Callable<Integer> {
                                                     Map<String, String> env) {
         List<CheckpointTier> tiers = new ArrayList<>();
         CheckpointerOptions options = CheckpointerOptions.fromSystemProperties();
-        if (ckptDir != null)
+        if (ckptDir != null) {
             tiers.add(new CheckpointTier("disk", new Checkpointer(pg, options), ckptDir, ckptEvery, asyncCkpt, keepLast));
+            openTiers.add(tiers.getLast());
+        }
         if (memCkptEvery > 0) {
             String holders = env.get(RendezvousEnv.CKPT_HOLDERS);
             if (holders == null || holders.isBlank())
@@ -431,6 +475,7 @@ final class TrainCommand implements Callable<Integer> {
                     env.get(RendezvousEnv.JOB_TOKEN), 60_000, shm == null || shm.isBlank() ? null : Path.of(shm), placement);
             holderConnections = storage;
             tiers.add(new CheckpointTier("memory", new Checkpointer(ckptGroup, options, storage), MEMORY_ROOT, memCkptEvery, true, 2, true));
+            openTiers.add(tiers.getLast());
             if (placement == Placement.OWN_NODE)
                 console.printf("in-memory checkpoints every %d steps: each node's ranks save a whole copy into their node's launcher"
                         + " (holders %s)%n", memCkptEvery, holders);
@@ -478,8 +523,12 @@ final class TrainCommand implements Callable<Integer> {
     /** The tier the run resumed from ("disk", "memory"), or null. */
     private String resumedFrom;
 
-    /** When the process group was ready, and when data, model and strategy were (a restart's report splits on them). */
-    private long groupReadyAtMs, builtAtMs;
+    /**
+     * When this run started (the JVM, or the launcher's message for a warm attempt), its process group was ready, and
+     * data, model and strategy were (a restart's report splits on them); whether an earlier attempt ran in this JVM.
+     */
+    private long startedAtMs, groupReadyAtMs, builtAtMs;
+    private boolean warmStart;
 
     /**
      * Refuses --mem-ckpt-every up front when a node's launcher could not hold its share: the parameters and AdamW's two
@@ -524,7 +573,7 @@ final class TrainCommand implements Callable<Integer> {
         try (MetricsLog log = new MetricsLog(metrics, recovery.isPresent());
              ProgressReporter progress = new ProgressReporter(log, tc.maxSteps(), tc.maxSeconds(), fancy, 10)) {
             TrainListener listener = recovery.<TrainListener>map(r -> new RecoveryReport(r, new RecoveryTimeline.Startup(
-                    ManagementFactory.getRuntimeMXBean().getStartTime(), groupReadyAtMs, builtAtMs), readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
+                    startedAtMs, warmStart, groupReadyAtMs, builtAtMs), readyAtMs, trainer.startStep(), resumedFrom, lastStepBefore,
                     progress, log, System.out)).orElse(progress);
             Trainer.Result result = trainer.run(listener);
             progress.close();

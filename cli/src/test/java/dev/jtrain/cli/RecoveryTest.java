@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A rank killed with SIGKILL mid-run under {@code jtrain launch --max-restarts 1}: the launcher restarts the group, the
  * ranks resume from the newest checkpoint, finish the run, and report the recovery phase by phase (console and
- * metrics.jsonl, which keeps the failed attempt's steps).
+ * metrics.jsonl, which keeps the failed attempt's steps). The surviving rank continues in its JVM (a warm restart).
  */
 @Timeout(300)
 class RecoveryTest {
@@ -49,9 +49,12 @@ class RecoveryTest {
         assertThat(s).as("the launcher returned").isNotNull();
         s.lines().filter(l -> l.contains("recovery (restart") || l.contains("[launcher]")).forEach(System.out::println);
         assertThat(s).contains("restarting the group (restart 1 of 1)").containsPattern(
-                "recovery \\(restart 1\\): failure seen -> group restarted [0-9.]+ s -> up, state loaded [0-9.]+ s \\(JVM started"
+                "recovery \\(restart 1\\): failure seen -> group restarted [0-9.]+ s -> up, state loaded [0-9.]+ s \\(warm, in its JVM: restart received"
                         + " [0-9.]+, startup and process group [0-9.]+, data, model and strategy [0-9.]+, state [0-9.]+\\) -> first step done"
                         + " [0-9.]+ s; [0-9.]+ s from failure to the next finished step; resumed at step \\d+ from disk, \\d+ step\\(s\\) recomputed");
+
+        // the killed rank starts anew; the lead rank, which survived, continues in its JVM
+        assertThat(s).contains("[launcher] rank 0 continues in its JVM (warm restart, pid");
 
         ObjectMapper json = new ObjectMapper();
         List<JsonNode> records = new ArrayList<>();
@@ -60,9 +63,10 @@ class RecoveryTest {
         long resumed = recovery.get("resumed_step").asLong();
         assertThat(resumed).as("resumed from a checkpoint").isPositive();
         assertThat(resumed % 4).isZero();
+        assertThat(recovery.get("warm").asBoolean()).as("the lead rank's attempt ran in its JVM").isTrue();
         assertThat(recovery.get("steps_recomputed").asLong()).isBetween(0L, 4L + 1);
         for (String phase : List.of("restart_s", "load_s", "first_step_s")) assertThat(recovery.get(phase).asDouble()).as(phase).isNotNegative();
-        // "up, state loaded" split into the JVM's start, startup and process group, data/model/strategy and the state load
+        // "up, state loaded" split into the restart message's arrival, startup and process group, data/model/strategy and the state load
         double parts = 0;
         for (String part : List.of("load_jvm_s", "load_group_s", "load_build_s", "load_state_s")) {
             assertThat(recovery.get(part).asDouble()).as(part).isNotNegative();

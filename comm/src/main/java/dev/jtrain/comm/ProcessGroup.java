@@ -612,6 +612,9 @@ public final class ProcessGroup implements AutoCloseable {
     public void close() {
         engine.close();
         p2p.close();
+        // sub-groups end with the transport they share; their owners may have closed them already (close is idempotent),
+        // and a process that runs another attempt in its JVM must not keep their threads
+        for (ProcessGroup g : subGroups) g.close();
         if (ownsTransport) transport.close();
         for (AutoCloseable c : alsoClose.reversed()) { // last registered first, as try-with-resources
             try {

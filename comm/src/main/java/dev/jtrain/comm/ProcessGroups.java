@@ -3,6 +3,7 @@ package dev.jtrain.comm;
 import dev.jtrain.comm.health.HeartbeatOptions;
 import dev.jtrain.comm.health.PeerHeartbeat;
 import dev.jtrain.comm.launch.CpuBinding;
+import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.launch.Rendezvous;
 import dev.jtrain.comm.topology.HostTopology;
 import dev.jtrain.comm.transport.Transport;
@@ -36,10 +37,22 @@ public final class ProcessGroups {
      * silent for {@link HeartbeatOptions#timeoutMs} aborts the world group on every other rank, naming it.
      */
     public static ProcessGroup initFromEnv(ProcessGroupOptions options, HeartbeatOptions heartbeat) {
-        Rendezvous rdv = Rendezvous.fromEnv();
+        return init(EngineEnv.current(), options, heartbeat);
+    }
+
+    /**
+     * The world group of the rank {@code env} describes (a process restarted in its JVM gets each attempt's variables
+     * from its launcher, see {@link dev.jtrain.comm.launch.WarmRestart}), with the options it sets.
+     */
+    public static ProcessGroup init(EngineEnv env) {
+        return init(env, ProcessGroupOptions.fromEnv(env.vars()), HeartbeatOptions.fromEnv(env.vars()));
+    }
+
+    private static ProcessGroup init(EngineEnv env, ProcessGroupOptions options, HeartbeatOptions heartbeat) {
+        Rendezvous rdv = Rendezvous.fromEnv(env);
         Transport transport = null;
         try {
-            TransportOptions transportOptions = TransportOptions.fromEnv(System.getenv(), rdv.timeoutMs());
+            TransportOptions transportOptions = TransportOptions.fromEnv(env.vars(), rdv.timeoutMs());
             // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());

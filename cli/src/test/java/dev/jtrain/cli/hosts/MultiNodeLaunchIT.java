@@ -208,8 +208,11 @@ class MultiNodeLaunchIT {
                 .contains("resumed from the nodes' memory")
                 .as("DDP: each node keeps a whole copy, and host 2's new ranks load host 1's")
                 .contains("each node's ranks save a whole copy into their node's launcher");
+        assertThat(o1).as("host 1's ranks survived and continue in their JVMs").contains(
+                "[launcher] rank 0 continues in its JVM (warm restart", "[launcher] rank 1 continues in its JVM (warm restart");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         var rec = recovery(out);
+        assertThat(rec.get("warm").asBoolean()).isTrue();
         assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
         assertThat(rec.get("resumed_step").asLong()).as("newer than the disk checkpoint (step 8)").isGreaterThan(8);
         assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
@@ -232,6 +235,8 @@ class MultiNodeLaunchIT {
         assertThat(s1).as(o1).isZero();
         assertThat(s2).as(o2).isZero();
         assertThat(o1 + o2).contains("sent no heartbeat").contains("restarting the group (restart 1 of 1, all 2 nodes together)");
+        assertThat(o2).as("the hung rank can not park: it is killed and starts anew")
+                .containsPattern("rank [23] did not stop its attempt within \\d+ ms; killed, it restarts cold");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
 
@@ -253,6 +258,8 @@ class MultiNodeLaunchIT {
         assertThat(s1).as(o1).isZero();
         assertThat(s2).as(o2).isZero();
         assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)");
+        assertThat(o1 + o2).as("no process was lost: every rank continues in its JVM").contains("rank 0 continues in its JVM",
+                "rank 1 continues in its JVM", "rank 2 continues in its JVM", "rank 3 continues in its JVM");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
     }
@@ -286,7 +293,8 @@ class MultiNodeLaunchIT {
         assertThat(o1).contains("[launcher] node(s) [1] did not come back within 8000 ms: continuing without them on 1 of 2 nodes",
                 "restarting the group (restart 1 of 1, 1 of 2 nodes [0], world 2)",
                 "the job shrank from 4 to 2 ranks: global batch 8 kept; each rank runs its 4 rows as 2 accumulated pieces of 2",
-                "resumed from the nodes' memory", "(saved by 4 process(es))", "done: 20 steps");
+                "resumed from the nodes' memory", "(saved by 4 process(es))", "done: 20 steps",
+                "rank 0 continues in its JVM (warm restart");
         var rec = recovery(out);
         assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
         assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, 2L);

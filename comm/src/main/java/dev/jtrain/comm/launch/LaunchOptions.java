@@ -20,14 +20,23 @@ import java.util.List;
  *                       else named, and the job fails
  * @param minNodes       multi-node: the fewest nodes a restart may continue with (torchrun's --nnodes MIN:MAX lower
  *                       bound); 0 = all of them
+ * @param warmRestarts   with {@code maxRestarts}: ranks that survive a failure continue in their JVM ({@link WarmRestart}),
+ *                       instead of being stopped and started again
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
-                            String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes) {
+                            String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes,
+                            boolean warmRestarts) {
     public static final long DEFAULT_JOIN_TIMEOUT_MS = 300_000;
 
     public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
                          String jobToken, long stopGraceMs, List<String> command) {
         this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, 0, 0);
+    }
+
+    public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
+                         String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes) {
+        this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, joinTimeoutMs,
+                minNodes, true);
     }
 
     public LaunchOptions {

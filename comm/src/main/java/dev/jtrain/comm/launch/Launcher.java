@@ -22,6 +22,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -75,8 +76,45 @@ public final class Launcher {
         static final Outcome OK = new Outcome(0, null, false);
     }
 
-    /** One started rank: its process and the tail of its error output. */
-    private record Child(int rank, Process process, Deque<String> lastErrLines, List<Thread> pumps) { }
+    /**
+     * One rank process: the rank it runs now (a warm restart may renumber it), the tail of its error output, and its
+     * side of the {@link WarmRestart} protocol.
+     */
+    private static final class Child {
+        final int local;
+        final Process process;
+        final Deque<String> lastErrLines = new ArrayDeque<>();
+        final List<Thread> pumps = new ArrayList<>();
+        final PrintStream control;
+        volatile int rank;
+        /** It announced that it runs its attempts through {@link WarmRestart}. */
+        volatile boolean warm;
+        /** The status of its failed attempt while it is parked, else -1. */
+        volatile int parkedStatus = -1;
+
+        Child(int rank, int local, Process process) {
+            this.rank = rank;
+            this.local = local;
+            this.process = process;
+            this.control = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
+        }
+
+        Process process() { return process; }
+
+        int rank() { return rank; }
+
+        Deque<String> lastErrLines() { return lastErrLines; }
+
+        List<Thread> pumps() { return pumps; }
+
+        boolean parked() { return parkedStatus >= 0; }
+
+        /** Sends one line of the protocol; false when the rank's input is closed (it is gone). */
+        boolean send(String line) {
+            control.println(line);
+            return !control.checkError();
+        }
+    }
 
     /** Runs the job to the end; returns 0, or the exit status of the first rank that failed in the last attempt. */
     public int run() {
@@ -132,12 +170,13 @@ public final class Launcher {
                 }
             }
             for (int attempt = firstAttempt; ; attempt++) {
-                running.clear();
                 if (agreement != null) agreement.started(attempt);
                 String holders = agreement != null ? String.join(",", agreement.holders(members, options.joinTimeoutMs())) : holderAt;
                 long budget = agreement != null ? agreement.holderBudget(members, options.joinTimeoutMs()) : HOLDER_BUDGET;
-                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members, shmDir));
-                Outcome o = supervise(running, agreement, attempt, members.size());
+                List<Child> parked = List.copyOf(running); // what the last attempt left: ranks waiting for a warm restart
+                running.clear();
+                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members, shmDir, parked));
+                Outcome o = supervise(running, agreement, attempt, members.size(), options.warmRestarts() && attempt < options.maxRestarts());
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
                     succeeded = true;
@@ -219,19 +258,19 @@ public final class Launcher {
     /** How long node 0 keeps the store up after a failed job for other nodes to read the outcome. */
     private static final long DEPART_AFTER_FAILURE_MS = 3_000;
 
+    /**
+     * Starts this node's ranks for {@code attempt}: a rank parked by the previous attempt ({@link WarmRestart}) gets
+     * the attempt's variables and continues in its JVM; every other rank is a new process.
+     */
     private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, long holderBudget,
-                              List<Integer> members, Path shmDir) {
+                              List<Integer> members, Path shmDir, List<Child> parked) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
         int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
         int world = members.size() * options.nprocPerNode();
         for (int local = 0; local < options.nprocPerNode(); local++) {
             int rank = node * options.nprocPerNode() + local;
-            ProcessBuilder pb = new ProcessBuilder(options.command());
-            Map<String, String> env = pb.environment();
-            env.putAll(extraEnv);
-            String javaOptions = JitPolicy.childJavaOptions(options.nprocPerNode(), env.get("JDK_JAVA_OPTIONS"));
-            if (javaOptions != null) env.put("JDK_JAVA_OPTIONS", javaOptions);
+            Map<String, String> env = new LinkedHashMap<>();
             env.put(RendezvousEnv.RANK, Integer.toString(rank));
             env.put(RendezvousEnv.WORLD_SIZE, Integer.toString(world));
             env.put(RendezvousEnv.JOB_WORLD_SIZE, Integer.toString(options.worldSize()));
@@ -250,30 +289,73 @@ public final class Launcher {
             env.put(RendezvousEnv.NNODES, Integer.toString(members.size()));
             env.put(RendezvousEnv.CKPT_HOLDERS, holders);
             env.put(RendezvousEnv.CKPT_HOLDER_BYTES, Long.toString(holderBudget));
-            if (shmDir != null) env.put(RendezvousEnv.CKPT_SHM_DIR, shmDir.toString());
-            else env.remove(RendezvousEnv.CKPT_SHM_DIR);
+            env.put(RendezvousEnv.CKPT_SHM_DIR, shmDir != null ? shmDir.toString() : "");
+            env.put(WarmRestart.ENV, options.warmRestarts() && options.maxRestarts() > 0 ? "1" : "0");
+            Child warm = restartWarm(parked, local, rank, env);
+            if (warm != null) {
+                children.add(warm);
+                continue;
+            }
+            ProcessBuilder pb = new ProcessBuilder(options.command());
+            Map<String, String> penv = pb.environment();
+            penv.putAll(extraEnv);
+            String javaOptions = JitPolicy.childJavaOptions(options.nprocPerNode(), penv.get("JDK_JAVA_OPTIONS"));
+            if (javaOptions != null) penv.put("JDK_JAVA_OPTIONS", javaOptions);
+            env.forEach((k, v) -> {
+                if (v.isEmpty()) penv.remove(k);
+                else penv.put(k, v);
+            });
             try {
-                Process p = pb.start();
-                Deque<String> tail = new ArrayDeque<>();
-                List<Thread> pumps = List.of(pump(p.getInputStream(), rank, null), pump(p.getErrorStream(), rank, tail));
-                children.add(new Child(rank, p, tail, pumps));
+                Child c = new Child(rank, local, pb.start());
+                c.pumps().add(pump(c.process().getInputStream(), c, false));
+                c.pumps().add(pump(c.process().getErrorStream(), c, true));
+                children.add(c);
             } catch (IOException e) {
                 children.forEach(c -> terminate(c.process(), true));
                 throw new RendezvousConfigException("could not start rank " + rank + " command " + options.command() + ": " + e.getMessage(), e);
             }
         }
+        for (Child p : parked) if (!children.contains(p)) terminate(p.process(), true); // not needed in this attempt
         return children;
     }
 
-    /** Copies a child's stream line by line with its rank prefix, keeping the last lines of stderr. */
-    private Thread pump(InputStream in, int rank, Deque<String> tail) {
-        String prefix = "[rank " + rank + "] ";
-        return Thread.ofPlatform().daemon().name("jtrain-launch-pump-" + rank).start(() -> {
+    /** The previous attempt's rank in slot {@code local}, told to run this attempt, if it is parked and still there. */
+    private Child restartWarm(List<Child> parked, int local, int rank, Map<String, String> env) {
+        for (Child c : parked) {
+            if (c.local != local || !c.parked() || !c.process().isAlive()) continue;
+            int before = c.rank();
+            c.rank = rank;
+            synchronized (c.lastErrLines()) {
+                c.lastErrLines().clear();
+            }
+            c.parkedStatus = -1;
+            if (!c.send(WarmRestart.RESTART + WarmRestart.encode(env))) return null;
+            synchronized (out) {
+                out.printf("[launcher] rank %d continues in its JVM (warm restart, pid %d)%s%n", rank, c.process().pid(),
+                        before == rank ? "" : ", was rank " + before);
+            }
+            return c;
+        }
+        return null;
+    }
+
+    /**
+     * Copies a child's stream line by line with its rank prefix, keeping the last lines of stderr; takes the
+     * {@link WarmRestart} lines out of its stdout.
+     */
+    private Thread pump(InputStream in, Child c, boolean stderr) {
+        Deque<String> tail = stderr ? c.lastErrLines() : null;
+        return Thread.ofPlatform().daemon().name("jtrain-launch-pump-" + c.local).start(() -> {
             try (var r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
+                    if (!stderr && line.startsWith(WarmRestart.MARK)) {
+                        if (line.equals(WarmRestart.READY)) c.warm = true;
+                        else if (line.startsWith(WarmRestart.PARKED)) c.parkedStatus = parseStatus(line.substring(WarmRestart.PARKED.length()));
+                        continue;
+                    }
                     synchronized (out) {
-                        out.println(prefix + line);
+                        out.println("[rank " + c.rank() + "] " + line);
                     }
                     if (tail != null) {
                         synchronized (tail) {
@@ -292,18 +374,24 @@ public final class Launcher {
      * Waits for every rank of this node; on the first failure here, or one reported by another node, stops the rest.
      * A node whose ranks all succeeded waits until every node's have (another may still fail and restart them all).
      */
-    private Outcome supervise(List<Child> children, NodeAgreement agreement, int epoch, int members) {
+    private Outcome supervise(List<Child> children, NodeAgreement agreement, int epoch, int members, boolean keepWarm) {
         List<Child> alive = new ArrayList<>(children);
         long nextPoll = System.nanoTime();
         boolean reportedDone = false;
         while (true) {
             for (var it = alive.iterator(); it.hasNext(); ) {
                 Child c = it.next();
+                if (c.parked()) { // its attempt failed; its JVM waits for the next one
+                    it.remove();
+                    report(c, c.parkedStatus);
+                    stop(alive, "rank " + c.rank() + " on node " + options.nodeRank() + " failed", keepWarm);
+                    return new Outcome(c.parkedStatus, c, false);
+                }
                 if (c.process().isAlive()) continue;
                 it.remove();
                 int status = c.process().exitValue();
                 if (status != 0) {
-                    stopAll(alive);
+                    stop(alive, "rank " + c.rank() + " on node " + options.nodeRank() + " exited with status " + status, keepWarm);
                     drain(c);
                     report(c, status);
                     return new Outcome(status, c, false);
@@ -320,7 +408,7 @@ public final class Launcher {
             if (agreement != null && System.nanoTime() >= nextPoll) {
                 nextPoll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_OTHERS_MS);
                 if (agreement.anyFailure(epoch)) {
-                    stopAll(alive);
+                    stop(alive, "a rank on another node failed", keepWarm);
                     return new Outcome(1, null, true);
                 }
             }
@@ -337,8 +425,53 @@ public final class Launcher {
         return Outcome.OK;
     }
 
+    /**
+     * Stops the ranks of a failed attempt. With {@code keepWarm} (a restart follows), a rank that runs its attempts
+     * through {@link WarmRestart} is asked to abort its attempt and park, and only a rank that has not parked within
+     * the stop grace is killed; every other rank is stopped as {@link #stopAll} does.
+     */
+    private void stop(List<Child> ranks, String why, boolean keepWarm) {
+        if (!keepWarm) {
+            stopAll(ranks);
+            return;
+        }
+        List<Child> cold = new ArrayList<>(), warm = new ArrayList<>();
+        for (Child c : ranks) {
+            if (c.warm && c.process().isAlive() && (c.parked() || c.send(WarmRestart.ABORT + why))) warm.add(c);
+            else cold.add(c);
+        }
+        stopAll(cold);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.stopGraceMs());
+        for (Child c : warm) {
+            try {
+                while (!c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(10, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (!c.parked()) {
+                if (c.process().isAlive()) {
+                    synchronized (out) {
+                        out.printf("[launcher] rank %d did not stop its attempt within %d ms; killed, it restarts cold%n", c.rank(), options.stopGraceMs());
+                    }
+                }
+                stopAll(List.of(c));
+            }
+        }
+    }
+
+    private static int parseStatus(String s) {
+        try {
+            return Math.max(1, Integer.parseInt(s.strip()));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+
     private void stopAll(List<Child> others) {
-        others.forEach(o -> terminate(o.process(), false)); // SIGTERM: let them run shutdown hooks
+        others.forEach(o -> {
+            if (o.parked()) o.control.close(); // a parked rank exits when its launcher's messages end
+            terminate(o.process(), false); // SIGTERM: let them run shutdown hooks
+        });
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.stopGraceMs());
         for (Child o : others) {
             try {
@@ -385,7 +518,7 @@ public final class Launcher {
         }
         synchronized (out) {
             out.printf("[launcher] rank %d failed with exit status %d%s; stopped the other ranks%n", c.rank(), status,
-                    status == 137 ? " (signal 9, SIGKILL: if no one sent it, the kernel's out-of-memory killer did; `dmesg` says)"
+                    c.parked() ? " (its JVM is kept for a warm restart)" : status == 137 ? " (signal 9, SIGKILL: if no one sent it, the kernel's out-of-memory killer did; `dmesg` says)"
                             : status > 128 ? " (signal " + (status - 128) + ")" : "");
             if (lines.isEmpty()) {
                 out.printf("[launcher] rank %d wrote nothing to stderr%n", c.rank());

@@ -101,6 +101,28 @@ class LauncherTest {
         assertThat(restarted).isLessThanOrEqualTo(now);
     }
 
+    /**
+     * {@link WarmRestart}: rank 1 dies; rank 0, waiting on it, is aborted by its launcher, parks, and runs the next
+     * attempt in the same JVM with that attempt's variables, while rank 1 starts as a new process. With cold restarts
+     * both are new processes.
+     */
+    @Test
+    void aSurvivingRankContinuesInItsJvmWhileALostOneStartsAnew() {
+        int[] status = new int[1];
+        String out = run(opts(2, 1, "warm"), status);
+        assertThat(status[0]).isZero();
+        assertThat(out).contains("[launcher] rank 1 failed with exit status 7", "[rank 0] aborted: rank 1 on node 0 exited with status 7",
+                "[launcher] rank 0 continues in its JVM (warm restart");
+        var first = java.util.regex.Pattern.compile("\\[rank 0\\] attempt 1 of rank 0 in pid (\\d+) warm, restarted at \\d+").matcher(out);
+        assertThat(first.find()).as(out).isTrue();
+        assertThat(out).contains("warm restart, pid " + first.group(1) + ")").containsPattern("\\[rank 1\\] attempt 1 of rank 1 in pid \\d+ cold");
+        assertThat(out).doesNotContain("jtrain-rank"); // the control lines are the launcher's, not output
+
+        String cold = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 1, null, 2_000, JvmRanks.workerCommand("warm"), 0, 0, false), status);
+        assertThat(status[0]).isZero();
+        assertThat(cold).doesNotContain("continues in its JVM").containsPattern("\\[rank 0\\] attempt 1 of rank 0 in pid \\d+ cold");
+    }
+
     @Test
     void twoNodeLaunchersFormOneJobThroughNodeZerosStore() throws Exception {
         int port;

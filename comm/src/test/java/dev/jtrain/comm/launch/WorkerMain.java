@@ -1,6 +1,7 @@
 package dev.jtrain.comm.launch;
 
 import dev.jtrain.comm.CommException;
+import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.transport.Transport;
 import dev.jtrain.comm.transport.TransportOptions;
 import dev.jtrain.comm.transport.Transports;
@@ -21,6 +22,7 @@ public final class WorkerMain {
 
     public static void main(String[] args) throws Exception {
         String mode = args[0];
+        if (mode.equals("warm")) System.exit(WarmRestart.run(EngineEnv.current(), WorkerMain::warmAttempt, () -> {}, System.out, System.in));
         try (Rendezvous rv = Rendezvous.fromEnv()) {
             switch (mode) {
                 case "hello" -> {
@@ -50,6 +52,31 @@ public final class WorkerMain {
             }
         }
         System.exit(0); // also ends the rank that hosts nothing but waits on nothing
+    }
+
+    /**
+     * One attempt of a rank restarted in its JVM: in attempt 0 rank 1 dies and the others wait at a barrier it never
+     * reaches, until their launcher aborts the attempt; in later attempts every rank reports its process and attempt.
+     */
+    private static int warmAttempt(WarmRestart.Attempt a) {
+        try (Rendezvous rv = Rendezvous.fromEnv(a.env())) {
+            a.abort().onAbort(why -> {
+                System.err.println("aborted: " + why);
+                rv.close(); // fails the barrier's wait at once
+            });
+            if (rv.restartCount() == 0 && rv.rank() == 1) {
+                System.err.println("rank 1 dies");
+                System.exit(7);
+            }
+            try {
+                barrier(rv, "warm");
+            } catch (RuntimeException e) {
+                return 3;
+            }
+            System.out.println("attempt " + rv.restartCount() + " of rank " + rv.rank() + " in pid " + ProcessHandle.current().pid()
+                    + (a.warm() ? " warm" : " cold") + ", restarted at " + a.env().get(RendezvousEnv.RECOVERY_RESTARTED_AT_MS));
+            return 0;
+        }
     }
 
     private static void barrier(Rendezvous rv, String name) {
