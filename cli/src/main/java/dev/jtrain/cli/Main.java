@@ -49,7 +49,14 @@ public final class Main {
         EngineEnv env = EngineEnv.current();
         if (args.length > 0 && args[0].equals("train") && WarmRestart.offered(env)) {
             // under `jtrain launch --max-restarts`: a failed attempt parks, and the next one runs in this JVM
-            System.exit(WarmRestart.run(env, a -> execute(args, a), Main::beforePark, System.out, System.in));
+            int status;
+            try {
+                status = WarmRestart.run(env, a -> execute(args, a), Main::beforePark, System.out, System.in);
+            } catch (Error e) { // out of memory, a broken JVM: not one to run another attempt in; the launcher starts a new one
+                e.printStackTrace();
+                status = 1;
+            }
+            System.exit(status);
         }
         System.exit(execute(args, null));
     }

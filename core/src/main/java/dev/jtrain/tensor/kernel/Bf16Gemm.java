@@ -14,8 +14,10 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>the native micro-kernel ({@link Bf16Kernel}) inside the BLIS loop nest of {@link Bf16Workspace}, where the
  *       CPU has AVX512_BF16 (Zen 4, Cooper Lake, Sapphire Rapids and later);
- *   <li>{@link Sgemm} in fp32 on a CPU without it (more accurate, not faster; {@link #backend()} says so), or when
- *       {@code jtrain.bf16.kernel=fp32}.
+ *   <li>on a CPU without it, or with {@code jtrain.bf16.kernel=fp32}: the operands rounded to bf16 in the same way,
+ *       multiplied by {@link Sgemm} in fp32 (bf16 storage, fp32 compute; not faster, {@link #backend()} says so). The
+ *       values are a bf16 machine's up to the order of the fp32 sums, so a bf16 run trains the same model on any CPU,
+ *       and inputs that autocast keeps in bf16 for backward change no gradient here either.
  * </ul>
  * Every shape takes the native path where it runs, tiny ones included, so a product's rounding never depends on
  * its size (packing dominates tiny products, where bf16 is no faster than fp32; bench/MEASUREMENTS.md, "bf16 GEMM").
@@ -71,7 +73,7 @@ public final class Bf16Gemm {
         if (NATIVE) return "bf16 matmuls: AVX512_BF16 (vdpbf16ps), fp32 accumulation";
         String why = KernelOptions.CURRENT.bf16Kernel().equals("fp32") ? "jtrain.bf16.kernel=fp32"
                 : Bf16Kernel.unavailableReason();
-        return "bf16 matmuls: fp32 compute (" + why + "); results are as accurate, not faster";
+        return "bf16 matmuls: fp32 compute on bf16-rounded operands (" + why + "); the values of bf16 hardware, not its speed";
     }
 
     public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
@@ -79,8 +81,12 @@ public final class Bf16Gemm {
                             float beta, float[] c, int cOff, int ldc) {
         SgemmArgs.check(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
         long volume = (long) m * n * k;
-        if (!NATIVE || volume == 0 || alpha == 0f) {
+        if (volume == 0 || alpha == 0f) {
             Sgemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            return;
+        }
+        if (!NATIVE) {
+            roundedFp32(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
         int threads = Parallel.threads();
@@ -143,6 +149,47 @@ public final class Bf16Gemm {
                     }
                 });
             }
+        }
+    }
+
+    /** Depth and width of the operand blocks the fallback rounds at a time (about 4 MiB of B, whatever the shape). */
+    private static final int ROUND_KC = 512, ROUND_NC = 2048;
+    private static final ThreadLocal<float[][]> ROUNDED = ThreadLocal.withInitial(() -> new float[][]{new float[0], new float[0]});
+
+    /**
+     * The fallback: C = alpha * round(op(A)) * round(op(B)) + beta * C, block by block over k (and over n for B), each
+     * block's operands rounded to bf16 into scratch and multiplied by SGEMM, which adds into C from the second k block
+     * on. The rounding is {@link Bf16#round}, the packing's; the result depends on neither the thread count nor the
+     * blocking along n, and for k up to a block it is SGEMM's on the rounded operands, bit for bit.
+     */
+    private static void roundedFp32(boolean transA, boolean transB, int m, int n, int k, float alpha,
+                                    float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
+                                    float beta, float[] c, int cOff, int ldc) {
+        float[][] scratch = ROUNDED.get();
+        for (int pc = 0; pc < k; pc += ROUND_KC) {
+            int kc = Math.min(ROUND_KC, k - pc);
+            if (scratch[0].length < m * kc) scratch[0] = new float[m * kc];
+            float[] ra = scratch[0]; // op(A)'s columns pc..pc+kc, stored as A is (m x kc, or kc x m when transposed)
+            if (transA) roundRows(a, aOff + pc * lda, lda, kc, m, ra);
+            else roundRows(a, aOff + pc, lda, m, kc, ra);
+            float betaPc = pc == 0 ? beta : 1f;
+            for (int jc = 0; jc < n; jc += ROUND_NC) {
+                int nc = Math.min(ROUND_NC, n - jc);
+                if (scratch[1].length < kc * nc) scratch[1] = new float[kc * nc];
+                float[] rb = scratch[1]; // op(B)'s rows pc..pc+kc and columns jc..jc+nc, stored as B is
+                if (transB) roundRows(b, bOff + jc * ldb + pc, ldb, nc, kc, rb);
+                else roundRows(b, bOff + pc * ldb + jc, ldb, kc, nc, rb);
+                Sgemm.sgemm(transA, transB, m, nc, kc, alpha, ra, 0, transA ? m : kc, rb, 0, transB ? kc : nc, betaPc,
+                        c, cOff + jc, ldc);
+            }
+        }
+    }
+
+    /** {@code rows x cols} values from {@code src} (row stride {@code ld}), rounded to bf16, densely into {@code dst}. */
+    private static void roundRows(float[] src, int off, int ld, int rows, int cols, float[] dst) {
+        for (int r = 0; r < rows; r++) {
+            int s = off + r * ld, d = r * cols;
+            for (int j = 0; j < cols; j++) dst[d + j] = Bf16.round(src[s + j]);
         }
     }
 

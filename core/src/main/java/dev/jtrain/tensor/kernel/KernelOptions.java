@@ -17,8 +17,8 @@ import java.util.Set;
  * @param smallM      products with at most this many rows skip packing ({@code -Djtrain.sgemm.smallM})
  * @param smallVolume products with m·n·k at most this skip packing ({@code -Djtrain.sgemm.smallVolume})
  * @param bf16Kernel  how bf16 matmuls run ({@code -Djtrain.bf16.kernel}): {@code auto} = the CPU's bf16
- *                    instructions where it has them, else fp32; {@code native} = those instructions or fail at
- *                    start; {@code fp32} = always fp32 compute (the same results on every machine)
+ *                    instructions where it has them, else fp32 compute on bf16-rounded operands; {@code native}
+ *                    = those instructions or fail at start; {@code fp32} = always the fp32 fallback
  */
 public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, String bf16Kernel) {
     public static final String THREADS_ENV = "JTRAIN_THREADS";

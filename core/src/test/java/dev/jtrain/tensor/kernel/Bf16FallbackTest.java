@@ -12,8 +12,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Where the bf16 kernel cannot run (a CPU without AVX512_BF16, or {@code -Djtrain.bf16.kernel=fp32}), bf16 matmuls
- * compute in fp32 and {@link Bf16Gemm#backend()} says so and why. The choice is made once per JVM, so this runs a
- * child JVM with the option and checks what it prints: the backend line, and a product bitwise equal to SGEMM's.
+ * round their operands to bf16 and compute in fp32, and {@link Bf16Gemm#backend()} says so and why. The choice is made
+ * once per JVM, so this runs a child JVM with the option and checks what it prints: the backend line; a product
+ * bitwise equal to SGEMM's on the rounded operands (and not to SGEMM's on the operands as given); and a product deeper
+ * and wider than the fallback's blocks, transposed, against a double-precision reference on the rounded operands.
  */
 @Timeout(60)
 class Bf16FallbackTest {
@@ -29,10 +31,44 @@ class Bf16FallbackTest {
         System.out.println("BACKEND " + Bf16Gemm.backend());
         System.out.println("NATIVE " + Bf16Gemm.isNative());
         System.out.println("EQUALS_SGEMM " + java.util.Arrays.equals(c1, c2));
+        Sgemm.sgemm(false, true, m, n, k, 1f, rounded(a), 0, k, rounded(b), 0, k, 0f, c2, 0, n);
+        System.out.println("EQUALS_ROUNDED_SGEMM " + java.util.Arrays.equals(c1, c2));
+
+        // A transposed (k x m, lda > m), k over two blocks, n over two blocks; C accumulates onto beta * C
+        m = 9; n = 2100; k = 1100;
+        int lda = m + 3;
+        a = new float[k * lda];
+        b = new float[k * n];
+        for (int i = 0; i < a.length; i++) a[i] = (float) (rnd.nextDouble() - 0.5);
+        for (int i = 0; i < b.length; i++) b[i] = (float) (rnd.nextDouble() - 0.5);
+        float[] c = new float[m * n];
+        for (int i = 0; i < c.length; i++) c[i] = (float) rnd.nextDouble();
+        float[] c0 = c.clone();
+        Bf16Gemm.gemm(true, false, m, n, k, 0.75f, a, 0, lda, b, 0, n, 0.5f, c, 0, n);
+        double worst = 0;
+        for (int i = 0; i < m; i++) {
+            for (int j = 0; j < n; j++) {
+                double sum = 0, abs = 0;
+                for (int p = 0; p < k; p++) {
+                    double t = (double) Bf16.round(a[p * lda + i]) * Bf16.round(b[p * n + j]);
+                    sum += t;
+                    abs += Math.abs(t);
+                }
+                double expect = 0.75 * sum + 0.5 * c0[i * n + j];
+                worst = Math.max(worst, Math.abs(c[i * n + j] - expect) / (0.75 * abs * k * 0x1p-24 + 0x1p-24));
+            }
+        }
+        System.out.println("BLOCKED_WITHIN_FP32_BOUND " + (worst <= 1));
+    }
+
+    private static float[] rounded(float[] x) {
+        float[] r = new float[x.length];
+        for (int i = 0; i < x.length; i++) r[i] = Bf16.round(x[i]);
+        return r;
     }
 
     @Test
-    void withoutTheBf16KernelMatmulsRunInFp32AndSaySo() throws Exception {
+    void withoutTheBf16KernelMatmulsRoundTheirOperandsAndRunInFp32AndSaySo() throws Exception {
         List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djtrain.bf16.kernel=fp32",
                 "-cp", System.getProperty("java.class.path"), Bf16FallbackTest.class.getName());
@@ -40,7 +76,8 @@ class Bf16FallbackTest {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
-        assertThat(out).contains("BACKEND bf16 matmuls: fp32 compute (jtrain.bf16.kernel=fp32)", "NATIVE false", "EQUALS_SGEMM true");
+        assertThat(out).contains("BACKEND bf16 matmuls: fp32 compute on bf16-rounded operands (jtrain.bf16.kernel=fp32)",
+                "NATIVE false", "EQUALS_SGEMM false", "EQUALS_ROUNDED_SGEMM true", "BLOCKED_WITHIN_FP32_BOUND true");
     }
 
     @Test
