@@ -9,6 +9,8 @@
 #     next finished step, where each restart loaded from, and the steps recomputed.
 #
 # usage: bench/soak_recovery.sh [KILLS] [STEPS] [K]     (default 20, 4000, 4)
+#        LAUNCH_EXTRA="--cold-restarts": every rank of a restarted group starts anew (default: the ranks whose process
+#        survived continue in it, warm)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,7 +28,7 @@ python3 -c "print('\n'.join(f'line {i}: ' + 'the quick brown fox jumps over the 
 launcher() {
   local host=$1 log=$2 restarts=$3 name=$4
   "$HOSTS" exec "$host" "${JT[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
-    --nproc-per-node 2 --max-restarts "$restarts" --join-timeout-ms 60000 --stop-grace-ms 2000 -- \
+    --nproc-per-node 2 --max-restarts "$restarts" --join-timeout-ms 60000 --stop-grace-ms 2000 ${LAUNCH_EXTRA:-} -- \
     "${JT[@]}" train --preset tiny --data "$OUT/corpus.txt" --max-steps "$STEPS" --peak-gflops 50 --eval-interval 0 \
     --sample-tokens 0 --no-progress --bucket-mb 4 --out "$OUT/$name" --ckpt-dir "$OUT/$name-ckpt" --ckpt-every $((4 * K)) \
     --keep-last 3 --mem-ckpt-every "$K" --resume >> "$log" 2>&1 &
@@ -91,6 +93,7 @@ print(f"   {len(rec)} recoveries; failure -> next finished step: min {t[0]:.1f} 
       f" p90 {q(0.9):.1f} s, max {t[-1]:.1f} s")
 src = {}
 for r in rec: src[r.get("resumed_from")] = src.get(r.get("resumed_from"), 0) + 1
+print(f"   the lead rank (rank 0) continued in its JVM in {sum(1 for r in rec if r.get('warm'))} of {len(rec)} restarts")
 print(f"   loaded from: {src}; steps recomputed: max {max(r['steps_recomputed'] for r in rec)},"
       f" total {sum(max(0, r['steps_recomputed']) for r in rec)}")
 EOF
