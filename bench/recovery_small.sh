@@ -8,11 +8,14 @@
 #      beyond the other steps (see summary()). Steady state needs long runs: bench/recovery_small.sh 200 10 35;
 #   2. recovery from the nodes' memory: host 2 (ranks and launcher) SIGKILLed at step KILL_AT and its launcher started
 #      again; the restarted lead rank's recovery record (failure seen -> restarted -> state loaded -> first step done);
-#   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier.
-# Every run must end; 2 and 3 also check the final model is bitwise the uninterrupted run's (run 1a, same steps).
+#   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier;
+#   4. continuing without the lost host: host 2 SIGKILLed at step KILL_AT for good, --min-nodes 1 and a join timeout
+#      of JOIN_MS (default 2000): host 1's ranks continue as the whole job, each running two ranks' rows, with
+#      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option.
+# Every run must end; 2, 3 and 4 also check the final model is bitwise the uninterrupted run's (same steps).
 #
 # usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
-#        PART=overhead|ram|disk runs one part only; KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
+#        PART=overhead|ram|disk|shrink runs one part only; KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
 #        options to every run; LAUNCH_EXTRA="--cold-restarts" launcher options (cold: the surviving host's ranks are
 #        started anew too, instead of continuing in their JVMs)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
@@ -34,7 +37,7 @@ PORT=29650
 launcher() {
   local host=$1 log=$2; shift 2
   "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
-    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms 60000 ${LAUNCH_EXTRA:-} -- \
+    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
     "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" ${EXTRA:-} > "$log" 2>&1 &
   PID=$!
 }
@@ -68,6 +71,21 @@ killed() {
   wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
 }
 
+# gone NAME TRAIN-ARGS...: both hosts, --min-nodes 1; host 2 SIGKILLed at step KILL_AT and not started again
+gone() {
+  local name=$1; shift
+  PORT=$((PORT + 1))
+  local a
+  JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ]; do
+    kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "$HOSTS" kill 2 >/dev/null 2>&1
+  wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+}
+
 # summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms" for one run:
 #   mean step ms (steps 3..), and the same in the run's second half (from step LATER, a multiple of K at or past half
 #   of STEPS: past the first saves' one-time costs, which a long run pays once: connecting to the holders, the first
@@ -99,7 +117,12 @@ EOF
 
 recovery() { grep '"type":"recovery"' "$1/metrics.jsonl"; }
 
-same_model() { [ -f "$OUT/plain/model.safetensors" ] || { echo "(no uninterrupted run in this part to compare with)"; return; }; cmp -s "$OUT/plain/model.safetensors" "$1/model.safetensors" && echo "bitwise equal to the uninterrupted run" || echo "DIFFERS from the uninterrupted run"; }
+# same_model RUN [REFERENCE]: RUN's final model against the uninterrupted run's (plain, or REFERENCE)
+same_model() {
+  local ref=$OUT/${2:-plain}/model.safetensors
+  [ -f "$ref" ] || { echo "(no uninterrupted run in this part to compare with)"; return; }
+  cmp -s "$ref" "$1/model.safetensors" && echo "bitwise equal to the uninterrupted run" || echo "DIFFERS from the uninterrupted run"
+}
 
 echo "== small, 2 hosts x 2 ranks, $STEPS steps, K = $K, host 2 killed at step $KILL_AT"
 PART=${PART:-all}
@@ -137,4 +160,25 @@ echo "-- recovery from disk"
 echo "   $(recovery "$OUT/fromdisk")"
 echo "   $(same_model "$OUT/fromdisk")"
 grep -h "resumed from" "$OUT"/fromdisk-1.log | sed 's/^/   /'
+fi
+
+if [ "$PART" = all ] || [ "$PART" = shrink ]; then
+run plain
+run ordered --grad-reduce ordered
+gone alone --ckpt-dir "$OUT/alone-ckpt" --ckpt-every 50 --mem-ckpt-every "$K" --resume --grad-reduce ordered
+echo "-- continuing on host 1 alone (--min-nodes 1, join timeout ${JOIN_MS:-2000} ms, --grad-reduce ordered)"
+echo "   $(recovery "$OUT/alone")"
+echo "   $(same_model "$OUT/alone" ordered) (with --grad-reduce ordered)"
+grep -h "shrank\\|resumed from" "$OUT"/alone-1.log | sed 's/^/   /'
+python3 - "$OUT/ordered/metrics.jsonl" "$OUT/alone/metrics.jsonl" "$KILL_AT" "$OUT/plain/metrics.jsonl" <<'EOF'
+import json, sys
+def steps(p): return [json.loads(l) for l in open(p) if '"type":"step"' in l]
+whole, alone, kill = steps(sys.argv[1]), steps(sys.argv[2]), int(sys.argv[3])
+mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")
+fast = mean([r["stepMs"] for r in steps(sys.argv[4]) if r["step"] >= 3])
+before = mean([r["stepMs"] for r in whole if r["step"] >= 3])
+after = mean([r["stepMs"] for r in alone if r["step"] > kill + 2])
+print(f"   step time on 2 hosts {fast:.0f} ms with the fast reduction, {before:.0f} ms ordered ({before / fast:.3f}x);"
+      f" on host 1 alone {after:.0f} ms ({after / before:.2f}x the ordered 2-host step)")
+EOF
 fi

@@ -6,6 +6,7 @@ import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
+import dev.jtrain.comm.algo.PairwiseOrder;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroups;
 import dev.jtrain.comm.engine.ClusterEngine;
@@ -21,6 +22,7 @@ import dev.jtrain.comm.DType;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.parallel.DataParallel;
 import dev.jtrain.parallel.DataParallelOptions;
+import dev.jtrain.parallel.GradReduce;
 import dev.jtrain.parallel.GradWire;
 import dev.jtrain.parallel.MemoryPlan;
 import dev.jtrain.parallel.MemoryReport;
@@ -124,6 +126,11 @@ final class TrainCommand implements Callable<Integer> {
     String bucketMb;
     @Option(names = "--grad-wire", defaultValue = "fp32", description = "Element type of gradient traffic: fp32, or bf16 for half the bytes on slow networks (~3 significant digits; weights and optimizer stay fp32). Default: ${DEFAULT-VALUE}.")
     String gradWire;
+
+    @Option(names = "--grad-reduce", defaultValue = "fast", description = "Order gradients are summed in across ranks: fast (the"
+            + " cost model's all-reduce), or ordered (one fixed tree, DDP only): a job that continues on fewer ranks (jtrain launch"
+            + " --min-nodes) then trains bitwise as the job that lost nothing. Default: ${DEFAULT-VALUE}.")
+    String gradReduce;
     @Option(names = "--no-overlap", description = "Launch gradient collectives only after backward (for comparison).")
     boolean noOverlap;
     @Option(names = "--trace", description = "Write a Perfetto/Chrome trace per rank into the run directory (trace-rank<N>.json).")
@@ -265,7 +272,7 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 flat, p -> DataParallel.create(p, model, pg, dpo, trace));
         if (trace != null) trainer.setTrace(trace);
-        keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE));
+        keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE), trainer.parallel().ordered());
         PreemptionSignal.onTerm(trainer::requestStop);
         builtAtMs = System.currentTimeMillis();
         List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console, env);
@@ -389,7 +396,8 @@ final class TrainCommand implements Callable<Integer> {
                         + (shardScope() != ShardScope.HOST ? "" : pg != null && pg.topology().spansHosts()
                         ? " sharded within each host, replicated across hosts (HSDP)"
                         : " (--shard-within host on one host: sharded across all ranks)"))
-                        + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : ""),
+                        + (world > 1 && gradWire.equalsIgnoreCase("bf16") ? " (bf16 gradients on the wire)" : "")
+                        + (gradReduce.equalsIgnoreCase("ordered") ? " (gradients summed in a fixed order)" : ""),
                 tc.precision() == Precision.BF16 ? "bf16 matmuls, fp32 master weights" : "fp32", peak / 1e9);
         if (pg != null) {
             console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
@@ -416,6 +424,11 @@ final class TrainCommand implements Callable<Integer> {
                     case "fp32" -> GradWire.FP32;
                     case "bf16" -> GradWire.BF16;
                     default -> throw new IllegalArgumentException("--grad-wire must be fp32 or bf16, got " + gradWire);
+                })
+                .withGradReduce(switch (gradReduce.toLowerCase(Locale.ROOT)) {
+                    case "fast" -> GradReduce.FAST;
+                    case "ordered" -> GradReduce.ORDERED;
+                    default -> throw new IllegalArgumentException("--grad-reduce must be fast or ordered, got " + gradReduce);
                 });
         o.validate();
         return o;
@@ -424,20 +437,27 @@ final class TrainCommand implements Callable<Integer> {
     /**
      * A job that lost nodes (jtrain launch --min-nodes) runs on fewer ranks than it was launched with: the global batch
      * is kept (each rank takes more rows), and, where the rows divide, each rank runs them as accumulated pieces of
-     * the size it had, so its activation memory stays as it was.
+     * the size it had, so its activation memory stays as it was. Under {@code --grad-reduce ordered}, with a power of
+     * two of pieces per rank, each piece stands for a rank as launched and the run stays bitwise the launched job's.
      */
-    private static void keepPerRankBatch(Trainer trainer, TrainConfig tc, int world, PrintStream console, String launched) {
+    static void keepPerRankBatch(Trainer trainer, TrainConfig tc, int world, PrintStream console, String launched, boolean ordered) {
         int jobWorld = launched == null ? world : Integer.parseInt(launched);
         if (jobWorld <= world) return;
         int rows = tc.batchSize() / world, before = tc.batchSize() / jobWorld;
         if (jobWorld % world == 0 && tc.batchSize() % jobWorld == 0) {
-            trainer.setMicroBatchSplit(jobWorld / world);
+            int pieces = jobWorld / world;
+            trainer.setMicroBatchSplit(pieces);
             console.printf("the job shrank from %d to %d ranks: global batch %d kept; each rank runs its %d rows as %d accumulated"
-                    + " pieces of %d, as before%n", jobWorld, world, tc.batchSize(), rows, jobWorld / world, before);
+                    + " pieces of %d, as before%s%n", jobWorld, world, tc.batchSize(), rows, pieces, before,
+                    !ordered ? " (sums in another order: not bitwise the launched job's; --grad-reduce ordered would keep it)"
+                            : PairwiseOrder.groupsAreSubtrees(pieces) || world == 1
+                            ? "; gradients summed in the fixed order: bitwise as on " + jobWorld + " ranks"
+                            : "; " + pieces + " pieces per rank is not a power of two, so the fixed order can not be kept: not bitwise");
         } else {
             console.printf("the job shrank from %d to %d ranks: global batch %d kept, but each rank now runs %d rows at once"
-                    + " (%d before: %d ranks do not divide %d), so activation memory per rank grows %.1fx%n", jobWorld, world,
-                    tc.batchSize(), rows, Math.max(1, before), world, jobWorld, rows / (double) Math.max(1, before));
+                    + " (%d before: %d ranks do not divide %d), so activation memory per rank grows %.1fx%s%n", jobWorld, world,
+                    tc.batchSize(), rows, Math.max(1, before), world, jobWorld, rows / (double) Math.max(1, before),
+                    ordered ? "; not bitwise the launched job's (its ranks' rows can not be kept apart)" : "");
         }
     }
 

@@ -313,9 +313,23 @@ public final class ProcessGroup implements AutoCloseable {
     /** In place: {@code buf} (count elements) becomes the reduction over all ranks. */
     public Work allReduceAsync(MemorySegment buf, long count, DType dtype, ReduceOp op) { return allReduce0(buf, count, dtype, op, false); }
 
+    /**
+     * As {@link #allReduceAsync(float[], int, int, ReduceOp)}, with {@code algorithm} whatever the group would pick:
+     * for a caller that needs one of its properties (e.g. {@link dev.jtrain.comm.algo.OrderedAllReduce}'s summation
+     * order). Every rank must name the same one.
+     */
+    public Work allReduceAsync(float[] a, int offset, int count, ReduceOp op, AllReduceAlgorithm algorithm) {
+        return allReduce0(floats(a, offset, count), count, DType.FLOAT32, op, false, algorithm);
+    }
+
     private Work allReduce0(MemorySegment buf, long count, DType dtype, ReduceOp op, boolean blocking) {
+        return allReduce0(buf, count, dtype, op, blocking, null);
+    }
+
+    private Work allReduce0(MemorySegment buf, long count, DType dtype, ReduceOp op, boolean blocking, AllReduceAlgorithm algorithm) {
         MemorySegment b = exact(buf, dtype.bytes(count), "buf");
-        OpDescriptor d = issue(Collective.ALL_REDUCE, count, dtype, op, -1, b.byteSize());
+        OpDescriptor d = algorithm == null ? issue(Collective.ALL_REDUCE, count, dtype, op, -1, b.byteSize())
+                : new OpDescriptor(Collective.ALL_REDUCE, seq.incrementAndGet(), count, dtype, op, -1, algorithm);
         AllReduceAlgorithm a = (AllReduceAlgorithm) d.algorithm();
         return submit(blocking, d, List.of(), List.of(b), () -> {
             a.allReduce(engine.context(dtype, op), b, count);

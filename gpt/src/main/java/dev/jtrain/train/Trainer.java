@@ -298,26 +298,32 @@ public final class Trainer {
             long dataNs = 0, computeNs = 0;
             double lossSum = 0;
             int pieces = microBatchSplit;
-            for (int micro = 0; micro < accum; micro++) {
-                long d0 = System.nanoTime();
-                Batch whole = train.next((long) step * accum + micro);
-                if (whole.rows() % pieces != 0)
-                    throw new IllegalStateException("micro-batch split " + pieces + " does not divide this rank's " + whole.rows() + " rows");
-                long c0 = System.nanoTime();
-                for (int piece = 0; piece < pieces; piece++) {
-                    Batch b = pieces == 1 ? whole : whole.rows(piece * (whole.rows() / pieces), whole.rows() / pieces);
-                    parallel.beginMicroStep(micro == accum - 1 && piece == pieces - 1); // noSync on accumulation micro-steps
-                    try (var scope = arena.open(); // activations and gradients recycled, not garbage-collected
-                         var cast = Autocast.with(config.precision())) {
-                        Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
-                        lossSum += loss.item() / pieces;
-                        (accum * pieces == 1 ? loss : loss.mul(1f / (accum * pieces))).backward();
+            // Under an ordered reduction each piece stands for a rank of the job as launched: it runs all its
+            // micro-batches before the next piece begins, and the pieces' sums are combined in the fixed order.
+            boolean pieceByPiece = pieces > 1 && parallel.ordered();
+            for (int outer = 0; outer < (pieceByPiece ? pieces : 1); outer++) {
+                if (pieceByPiece) parallel.beginPiece(outer, pieces);
+                for (int micro = 0; micro < accum; micro++) {
+                    long d0 = System.nanoTime();
+                    Batch whole = train.next((long) step * accum + micro);
+                    if (whole.rows() % pieces != 0)
+                        throw new IllegalStateException("micro-batch split " + pieces + " does not divide this rank's " + whole.rows() + " rows");
+                    long c0 = System.nanoTime();
+                    for (int piece = pieceByPiece ? outer : 0; piece < (pieceByPiece ? outer + 1 : pieces); piece++) {
+                        Batch b = pieces == 1 ? whole : whole.rows(piece * (whole.rows() / pieces), whole.rows() / pieces);
+                        parallel.beginMicroStep(micro == accum - 1 && piece == pieces - 1); // noSync on accumulation micro-steps
+                        try (var scope = arena.open(); // activations and gradients recycled, not garbage-collected
+                             var cast = Autocast.with(config.precision())) {
+                            Tensor loss = model.loss(b.x(), b.y(), b.rows(), T);
+                            lossSum += loss.item() / pieces;
+                            (accum * pieces == 1 ? loss : loss.mul(1f / (accum * pieces))).backward();
+                        }
                     }
+                    long c1 = System.nanoTime();
+                    dataNs += c0 - d0;
+                    computeNs += c1 - c0;
+                    if (trace != null) trace.span("data", TraceWriter.TID_DATA, d0, c0);
                 }
-                long c1 = System.nanoTime();
-                dataNs += c0 - d0;
-                computeNs += c1 - c0;
-                if (trace != null) trace.span("data", TraceWriter.TID_DATA, d0, c0);
             }
             long w0 = System.nanoTime();
             long commNs = parallel.finishGradients();

@@ -2,6 +2,12 @@ package dev.jtrain.train;
 
 import dev.jtrain.gpt.Gpt;
 import dev.jtrain.gpt.GptConfig;
+import dev.jtrain.parallel.DataParallel;
+import dev.jtrain.parallel.DataParallelOptions;
+import dev.jtrain.parallel.GradReduce;
+import dev.jtrain.parallel.MemoryReport;
+import dev.jtrain.parallel.SingleProcess;
+import dev.jtrain.tensor.state.Stateful;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -47,5 +53,46 @@ class MicroBatchSplitTest {
             assertThat(split[0][j]).isCloseTo(whole[0][j], within(1e-5f));
             assertThat(four[0][j]).isCloseTo(whole[0][j], within(1e-5f));
         }
+    }
+
+    /**
+     * Under an ordered reduction each piece stands for a rank as launched, whose gradient sums its micro-batches
+     * alone: the trainer runs every micro-batch of a piece before the next piece begins, tells the strategy where each
+     * piece begins, and communicates (sync) only on the last micro-batch of the last piece.
+     */
+    @Test
+    void underAnOrderedReductionEachPieceRunsAllItsMicroBatchesBeforeTheNextBegins() {
+        TrainConfig c = TrainerCheckpointTest.config(2);
+        TrainConfig twoMicro = new TrainConfig(c.model(), c.batchSize(), 2, c.maxSteps(), c.maxSeconds(), c.learningRate(),
+                c.minLearningRate(), c.warmupSteps(), c.weightDecay(), c.gradClip(), c.evalInterval(), c.evalBatches(), c.seed(),
+                false, c.peakFlops(), c.decaySteps());
+        List<String> calls = new ArrayList<>();
+        Trainer t = new Trainer(twoMicro, new Gpt(c.model(), TrainerCheckpointTest.SEED), TrainerCheckpointTest::batch,
+                TrainerCheckpointTest::batch, p -> new Recording(new SingleProcess(p, DataParallelOptions.defaults()
+                .withGradReduce(GradReduce.ORDERED)), calls));
+        t.setMicroBatchSplit(2);
+        t.run(new TrainListener() { });
+        List<String> step = List.of("zeroGrad", "piece 0/2", "micro false", "micro false", "piece 1/2", "micro false", "micro true", "finish");
+        List<String> expected = new ArrayList<>(step);
+        expected.addAll(step);
+        assertThat(calls).isEqualTo(expected);
+    }
+
+    /** A strategy that records the trainer's calls and passes them on. */
+    private record Recording(DataParallel inner, List<String> calls) implements DataParallel {
+        @Override public int rank() { return inner.rank(); }
+        @Override public int worldSize() { return inner.worldSize(); }
+        @Override public void zeroGrad() { calls.add("zeroGrad"); inner.zeroGrad(); }
+        @Override public void beginMicroStep(boolean sync) { calls.add("micro " + sync); inner.beginMicroStep(sync); }
+        @Override public boolean ordered() { return inner.ordered(); }
+        @Override public void beginPiece(int piece, int of) { calls.add("piece " + piece + "/" + of); inner.beginPiece(piece, of); }
+        @Override public long finishGradients() { calls.add("finish"); return inner.finishGradients(); }
+        @Override public float step(float lr, float maxNorm) { return inner.step(lr, maxNorm); }
+        @Override public float average(float value) { return inner.average(value); }
+        @Override public long lastStepCommNanos() { return inner.lastStepCommNanos(); }
+        @Override public MemoryReport memory() { return inner.memory(); }
+        @Override public int stepCount() { return inner.stepCount(); }
+        @Override public Stateful modelState() { return inner.modelState(); }
+        @Override public Stateful optimizerState() { return inner.optimizerState(); }
     }
 }

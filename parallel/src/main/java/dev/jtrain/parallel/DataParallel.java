@@ -57,6 +57,20 @@ public interface DataParallel extends AutoCloseable {
     /** Called before each micro-batch's backward; {@code sync} is false on accumulation micro-steps (noSync). */
     void beginMicroStep(boolean sync);
 
+    /**
+     * Whether gradients are summed in one fixed order ({@link GradReduce#ORDERED}). The trainer then runs a
+     * micro-batch it splits into pieces piece by piece, calling {@link #beginPiece} before each.
+     */
+    default boolean ordered() { return false; }
+
+    /**
+     * Piece {@code piece} (0-based) of {@code of} begins, before its first micro-step; its gradients are kept apart
+     * from the earlier pieces' and summed with them in the fixed order ({@link PieceSums}). Ordered strategies only.
+     */
+    default void beginPiece(int piece, int of) {
+        throw new UnsupportedOperationException("pieces are summed in order only under --grad-reduce ordered");
+    }
+
     /** Waits for this step's gradient collectives; returns nanoseconds spent waiting (exposed communication). */
     long finishGradients();
 

@@ -3,6 +3,7 @@ package dev.jtrain.parallel;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
+import dev.jtrain.comm.algo.OrderedAllReduce;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
@@ -20,6 +21,9 @@ import java.util.List;
  * collectives match across ranks. {@link #beginMicroStep beginMicroStep(false)} is noSync: gradients accumulate
  * locally and only the last micro-step communicates.
  *
+ * <p>Under {@link GradReduce#ORDERED} every bucket goes through {@link OrderedAllReduce}, after the pieces of a
+ * split micro-batch are summed in the same order ({@link PieceSums}).
+ *
  * <p>Cost per step: one all-reduce of the gradients, 2(p-1)/p · 4P bytes per rank with a ring; memory 16 B/param.
  */
 public final class DistributedDataParallel implements DataParallel {
@@ -31,6 +35,8 @@ public final class DistributedDataParallel implements DataParallel {
     private final BucketLaunches launches;
     private final Work[] works;
     private final CommTrace trace;
+    /** Under {@link GradReduce#ORDERED}: the pieces' sums, null otherwise. */
+    private final PieceSums pieces;
     private boolean sync = true;
     private long lastStepComm;
 
@@ -43,6 +49,7 @@ public final class DistributedDataParallel implements DataParallel {
         this.plan = new BucketPlan(params, options.firstBucketBytes(), options.bucketBytesFor(pg));
         this.opt = new FlatOptimizer(params, options.optimizer());
         works = new Work[plan.buckets().size()];
+        pieces = options.gradReduce() == GradReduce.ORDERED ? new PieceSums(params.size()) : null;
         launches = new BucketLaunches(plan, this::launch);
         List<FlatParameters.Slot> slots = params.slots();
         for (int s = 0; s < slots.size(); s++) {
@@ -59,7 +66,10 @@ public final class DistributedDataParallel implements DataParallel {
 
     private void launch(BucketPlan.Bucket b) {
         trace.begin("allreduce bucket " + b.index(), b.length() * 4L);
-        works[b.index()] = options.gradWire() == GradWire.BF16
+        if (pieces != null) {
+            pieces.combine(params.grad(), b.lo(), b.length());
+            works[b.index()] = pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG, OrderedAllReduce.INSTANCE);
+        } else works[b.index()] = options.gradWire() == GradWire.BF16
                 ? pg.allReduceBf16WireAsync(MemorySegment.ofArray(params.grad()).asSlice((long) b.lo() * Float.BYTES,
                 (long) b.length() * Float.BYTES), b.length(), ReduceOp.AVG)
                 : pg.allReduceAsync(params.grad(), b.lo(), b.length(), ReduceOp.AVG);
@@ -73,6 +83,14 @@ public final class DistributedDataParallel implements DataParallel {
     @Override public void zeroGrad() { params.zeroGrad(); }
 
     @Override public void beginMicroStep(boolean sync) { this.sync = sync; }
+
+    @Override public boolean ordered() { return pieces != null; }
+
+    @Override
+    public void beginPiece(int piece, int of) {
+        if (pieces == null) DataParallel.super.beginPiece(piece, of);
+        else pieces.begin(piece, of, params.grad());
+    }
 
     @Override
     public long finishGradients() {

@@ -5,14 +5,20 @@ import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.state.Stateful;
 
-/** One process, no communication: clip, then the optimizer over the flat buffers. */
+/**
+ * One process, no communication: clip, then the optimizer over the flat buffers. Under {@link GradReduce#ORDERED}
+ * the pieces of a split micro-batch are summed in the fixed order, as the ranks they stand for would have.
+ */
 public final class SingleProcess implements DataParallel {
     private final FlatParameters params;
     private final FlatOptimizer opt;
+    /** Under {@link GradReduce#ORDERED}: the pieces' sums, null otherwise. */
+    private final PieceSums pieces;
 
     public SingleProcess(FlatParameters params, DataParallelOptions o) {
         this.params = params;
         this.opt = new FlatOptimizer(params, o.optimizer());
+        this.pieces = o.gradReduce() == GradReduce.ORDERED ? new PieceSums(params.size()) : null;
     }
 
     @Override public int rank() { return 0; }
@@ -23,7 +29,19 @@ public final class SingleProcess implements DataParallel {
 
     @Override public void beginMicroStep(boolean sync) {}
 
-    @Override public long finishGradients() { return 0; }
+    @Override public boolean ordered() { return pieces != null; }
+
+    @Override
+    public void beginPiece(int piece, int of) {
+        if (pieces == null) DataParallel.super.beginPiece(piece, of);
+        else pieces.begin(piece, of, params.grad());
+    }
+
+    @Override
+    public long finishGradients() {
+        if (pieces != null) pieces.combine(params.grad(), 0, params.size());
+        return 0;
+    }
 
     @Override
     public float step(float lr, float maxNorm) {

@@ -151,8 +151,8 @@ class MultiNodeLaunchIT {
     }
 
     /**
-     * Two failures, each recovered by itself, each ending bitwise as an uninterrupted run (same world, one forced
-     * all-reduce algorithm, fixed buckets) with at most one checkpoint interval (K = 4) recomputed:
+     * Four failures, each recovered by itself, each ending bitwise as an uninterrupted run (fixed buckets, gradients
+     * summed in one fixed order: {@code --grad-reduce ordered}) with at most one checkpoint interval recomputed:
      * <ol>
      *   <li>every process of host 2, its launcher included, is SIGKILLed mid-run, and the cluster manager (here, the
      *       test) starts host 2's launcher again: it rejoins and the group restarts from the newest checkpoint, here
@@ -161,7 +161,10 @@ class MultiNodeLaunchIT {
      *   <li>one rank on host 2 is SIGSTOPped: the others name it through the heartbeat, the launchers kill it and
      *       restart the group;</li>
      *   <li>host 2's link goes down for 8 s: the ranks on both sides fail (heartbeats, timeouts), the launchers'
-     *       agreement waits out the outage, and the group restarts once the link is back.</li>
+     *       agreement waits out the outage, and the group restarts once the link is back;</li>
+     *   <li>host 2 is SIGKILLed for good under {@code --min-nodes 1}: host 1's 2 ranks continue as the whole job
+     *       after the join timeout, each running 2 of the launched ranks' rows as pieces, and the end is still bitwise
+     *       the 4-rank run's.</li>
      * </ol>
      */
     @Test
@@ -172,7 +175,8 @@ class MultiNodeLaunchIT {
                 "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
         java.util.function.BiFunction<Path, Path, List<String>> run = (out, ckpt) -> {
             List<String> a = train(corpus, out, steps);
-            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", Integer.toString(k), "--resume"));
+            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", Integer.toString(k), "--resume",
+                    "--grad-reduce", "ordered"));
             return a;
         };
         Path refOut = dir.resolve("ref"), refLog1 = dir.resolve("ref1.log"), refLog2 = dir.resolve("ref2.log");
@@ -186,7 +190,7 @@ class MultiNodeLaunchIT {
         java.util.function.BiFunction<Path, Path, List<String>> runMem = (out, ckpt) -> {
             List<String> a = train(corpus, out, steps);
             a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", "8", "--mem-ckpt-every",
-                    Integer.toString(kMem), "--resume"));
+                    Integer.toString(kMem), "--resume", "--grad-reduce", "ordered"));
             return a;
         };
 
@@ -262,6 +266,28 @@ class MultiNodeLaunchIT {
                 "rank 1 continues in its JVM", "rank 2 continues in its JVM", "rank 3 continues in its JVM");
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run").isEqualTo(reference);
         assertThat(recovery(out).get("steps_recomputed").asLong()).isBetween(0L, (long) k);
+
+        // 4. host 2 gone for good: with --min-nodes 1 host 1 continues alone at once, each rank running two ranks' rows
+        // as pieces summed in the fixed order, and still ends bitwise as the 4-rank run
+        out = dir.resolve("alone");
+        ckpt = dir.resolve("alone-ckpt");
+        log1 = dir.resolve("alone-node0.log");
+        log2 = dir.resolve("alone-node1.log");
+        List<String> shrink = List.of("--max-restarts", "1", "--join-timeout-ms", "3000", "--min-nodes", "1");
+        n1 = launcher(1, log1, shrink, runMem.apply(out, ckpt), env);
+        launcher(2, log2, shrink, runMem.apply(out, ckpt), env);
+        TrainRuns.waitForSteps(out, 11, log1, n1);
+        hosts.kill(2, "KILL", false);
+        s1 = await(n1, 300, log1);
+        o1 = Files.readString(log1);
+        assertThat(s1).as(o1).isZero();
+        assertThat(o1).contains("continuing without them on 1 of 2 nodes", "the job shrank from 4 to 2 ranks",
+                "gradients summed in the fixed order: bitwise as on 4 ranks", "resumed from the nodes' memory",
+                "rank 0 continues in its JVM (warm restart");
+        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted 4-rank run").isEqualTo(reference);
+        rec = recovery(out);
+        assertThat(rec.get("warm").asBoolean()).isTrue();
+        assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
     }
 
     /**

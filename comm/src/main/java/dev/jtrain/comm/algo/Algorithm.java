@@ -26,6 +26,12 @@ public interface Algorithm {
      */
     default double predictSeconds(Fabric f, int p, long bytes) { return predictSeconds(f.flat(), p, bytes); }
 
+    /**
+     * Whether the selector may pick it by predicted time; false for algorithms that exist for another property (a
+     * reference, a fixed summation order) and run only when named.
+     */
+    default boolean chosenByCost() { return true; }
+
     /** ceil(log2(p)) for p >= 1. */
     static int ceilLog2(int p) { return p <= 1 ? 0 : 32 - Integer.numberOfLeadingZeros(p - 1); }
 

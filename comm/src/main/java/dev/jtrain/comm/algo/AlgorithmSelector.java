@@ -78,7 +78,7 @@ public final class AlgorithmSelector {
         if (model != null && candidates.size() > 1) {
             double bestT = Double.MAX_VALUE;
             for (Algorithm a : candidates) {
-                if (a instanceof NaiveAllReduce) continue; // the reference, never chosen automatically
+                if (!a.chosenByCost()) continue;
                 double t = a.predictSeconds(model, p, bytes);
                 if (t < bestT) {
                     bestT = t;
@@ -97,7 +97,7 @@ public final class AlgorithmSelector {
         Map<Collective, List<Algorithm>> m = new EnumMap<>(Collective.class);
         m.put(Collective.ALL_REDUCE, List.of(RingAllReduce.INSTANCE, HierarchicalAllReduce.INSTANCE, HalvingDoublingAllReduce.INSTANCE,
                 DoubleBinaryTreeAllReduce.INSTANCE, BinomialTreeAllReduce.INSTANCE, RecursiveDoublingAllReduce.INSTANCE,
-                NaiveAllReduce.INSTANCE));
+                OrderedAllReduce.INSTANCE, NaiveAllReduce.INSTANCE));
         m.put(Collective.BROADCAST, List.of(BinomialBroadcast.INSTANCE, ChainBroadcast.INSTANCE));
         m.put(Collective.REDUCE, List.of(BinomialReduce.INSTANCE));
         m.put(Collective.ALL_GATHER, List.of(RingAllGather.INSTANCE, HierarchicalAllGather.INSTANCE, RecursiveDoublingAllGather.INSTANCE));

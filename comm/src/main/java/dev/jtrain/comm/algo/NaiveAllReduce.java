@@ -13,6 +13,8 @@ public final class NaiveAllReduce implements AllReduceAlgorithm {
 
     @Override public String name() { return "naive"; }
 
+    @Override public boolean chosenByCost() { return false; } // the reference
+
     @Override
     public double predictSeconds(CostModel m, int p, long n) {
         return 2.0 * (p - 1) * m.message(n) + (p - 1) * n * m.gammaSecondsPerByte();

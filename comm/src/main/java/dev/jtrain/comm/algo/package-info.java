@@ -11,6 +11,7 @@
  *                 recursivedoubling    RecursiveDoublingAllReduce      log2(p')(α + nβ + nγ) (+ fold)
  *                 doubletree           DoubleBinaryTreeAllReduce       2(d+k-1)(3α + 3(n/2k)β) + (d+k-1)(n/k)γ
  *                 tree                 BinomialTreeAllReduce           2ceil(log2 p)(α + nβ) + ceil(log2 p)nγ
+ *                 ordered              OrderedAllReduce (fixed order)  2(p-1)α + 2((p-1)/p)nβ + ((p-1)/p)nγ
  *                 naive                NaiveAllReduce (reference)      2(p-1)(α + nβ) + (p-1)nγ
  * broadcast       binomial             BinomialBroadcast               ceil(log2 p)(α + nβ)
  *                 chain                ChainBroadcast                  (p-2+k)(α + (n/k)β)

@@ -47,7 +47,8 @@ public final class LocalRanks {
                 offHost == null ? x -> x : x -> new OffHostCounter(x, t, offHost));
     }
 
-    private static <T> List<T> run(ProcessGroupOptions options, int world, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
+    /** As {@link #run(int, BiFunction)}, every rank's group with {@code options} (e.g. a forced algorithm). */
+    public static <T> List<T> run(ProcessGroupOptions options, int world, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
         return run(options, world, body, x -> x);
     }
 
