@@ -42,8 +42,9 @@ final class LaunchCommand implements Callable<Integer> {
     @Option(names = "--join-timeout-ms", defaultValue = "300000", description = "Multi-node: how long to wait for node 0's store and, before a restart, for every node to stop its ranks (default: ${DEFAULT-VALUE}).")
     long joinTimeoutMs;
     @Option(names = "--min-nodes", defaultValue = "0", description = "Multi-node, with --max-restarts: a restart may continue on this many"
-            + " nodes when others do not come back within --join-timeout-ms (their ranks are left out, the rest renumbered;"
-            + " training reshards at load and keeps its global batch). 0 = all nodes (default).")
+            + " nodes when others do not come back within --join-timeout-ms, or at once when their launcher is gone (its"
+            + " connection to the store ended): their ranks are left out, the rest renumbered; training reshards at load and"
+            + " keeps its global batch, bitwise the same run under train --grad-reduce ordered. 0 = all nodes (default).")
     int minNodes;
     @Option(names = "--cold-restarts", description = "With --max-restarts: start every rank of a restarted group as a new process."
             + " By default a rank whose process survived the failure continues in it (warm: its code stays compiled), and only"

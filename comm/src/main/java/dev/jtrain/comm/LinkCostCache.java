@@ -14,7 +14,9 @@ import java.util.Optional;
  * CPUs with their own JIT compilers while the job stands still. The links between the same kind of hosts do not
  * change when a process dies; a group whose link classes the figures do not cover measures as before.
  *
- * <p>Keyed by world size. Whether to measure is a collective choice: rank 0 alone looks, and the group start hands
+ * <p>Keyed by the number of ranks per host, which decides how many share a host's memory and network interface
+ * (and the threads each one runs): a job that continues on fewer hosts with as many ranks on each (jtrain launch
+ * --min-nodes) reuses them too, for the link classes they cover. Whether to measure is a collective choice: rank 0 alone looks, and the group start hands
  * its answer to every rank. Rank 0 publishes what it measured after group start. Publishing is best effort: the
  * figures only save time.
  */
@@ -25,8 +27,8 @@ final class LinkCostCache {
 
     private LinkCostCache() {}
 
-    static String key(int worldSize) {
-        return "jtrain/link-costs/v" + VERSION + "/world" + worldSize;
+    static String key(int ranksPerHost) {
+        return "jtrain/link-costs/v" + VERSION + "/ranks-per-host" + ranksPerHost;
     }
 
     /** The figures published under {@code key}, if any (never waits); none when the store cannot say. */

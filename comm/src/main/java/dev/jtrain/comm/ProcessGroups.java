@@ -56,7 +56,7 @@ public final class ProcessGroups {
             // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());
-            String costKey = LinkCostCache.key(rdv.worldSize());
+            String costKey = LinkCostCache.key(rdv.localWorldSize());
             // rank 0 alone looks; the group start hands its choice to every rank (ProcessGroupOptions.linkCosts)
             if (rdv.rank() == 0 && options.costModel() == null && options.linkCosts() == null && rdv.worldSize() > 1) {
                 options = LinkCostCache.lookup(rdv.connection(), costKey).map(options::withLinkCosts).orElse(options);

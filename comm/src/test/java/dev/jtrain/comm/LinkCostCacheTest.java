@@ -13,7 +13,7 @@ class LinkCostCacheTest {
     private final CostModel inter = new CostModel(31.6e-6, 1.0 / 1.86e9, 1.0 / 121e9, 64L << 20);
 
     @Test
-    void aPublishedFigureIsFoundUnderTheSameWorldSizeOnly() {
+    void aPublishedFigureIsFoundUnderTheSameRanksPerHostOnly() {
         InMemoryStore store = new InMemoryStore(1000);
         assertThat(LinkCostCache.lookup(store, LinkCostCache.key(4))).isEmpty();
         LinkCostCache.publish(store, LinkCostCache.key(4), new LinkCosts(intra, inter));

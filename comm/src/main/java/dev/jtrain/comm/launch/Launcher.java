@@ -144,6 +144,7 @@ public final class Launcher {
             if (multiNode) {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
                 agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
+                agreement.announce();
             }
             shmDir = HolderShm.create(out, HOLDER_BUDGET);
             shmToRemove.set(shmDir);
@@ -246,10 +247,12 @@ public final class Launcher {
     private List<Integer> nextMembers(NodeAgreement agreement, int epoch, List<Integer> members) {
         List<Integer> next = agreement.stoppedAndAwaitOthers(epoch, options.joinTimeoutMs(), options.minNodes());
         if (next.size() < members.size()) {
-            List<Integer> gone = new ArrayList<>(members);
-            gone.removeAll(next);
-            out.printf("[launcher] node(s) %s did not come back within %d ms: continuing without them on %d of %d nodes"
-                    + " (--min-nodes %d)%n", gone, options.joinTimeoutMs(), next.size(), options.nnodes(), options.minNodes());
+            List<Integer> left = new ArrayList<>(members);
+            left.removeAll(next);
+            boolean known = left.stream().allMatch(agreement::gone);
+            out.printf("[launcher] node(s) %s %s: continuing without them on %d of %d nodes (--min-nodes %d)%n", left,
+                    known ? "lost their launcher (its connection to the store ended)" : "did not come back within " + options.joinTimeoutMs() + " ms",
+                    next.size(), options.nnodes(), options.minNodes());
         }
         lastMembers = next;
         return next;

@@ -22,8 +22,9 @@ import java.util.List;
  *       started in the newest epoch is a replacement (its host or its launcher was lost and the cluster manager
  *       started it again): it reports that epoch failed and joins the next one ({@link #rejoinEpoch}).</li>
  *   <li>{@code members}: the nodes (by their index at launch) that run the epoch. Epoch 0 has all of them. When a
- *       node has not stopped its ranks for the next epoch within the join timeout (its host is gone for good), the
- *       others continue without it if at least {@code --min-nodes} remain: every waiting node proposes the nodes it
+ *       node has not stopped its ranks for the next epoch within the join timeout (its host is gone for good), or its
+ *       launcher is known to be gone ({@code gone/N}, which the store sets when that launcher's connection ends) and
+ *       every other node has stopped, the others continue without it if at least {@code --min-nodes} remain: every waiting node proposes the nodes it
  *       saw stop, the first proposal is the next epoch's membership (compare-and-set), and a node left out of it
  *       exits. Inside an epoch nodes are renumbered in that order, so ranks stay 0..world-1.</li>
  * </ul>
@@ -152,7 +153,9 @@ final class NodeAgreement {
     /**
      * Marks this node's ranks as stopped and waits until every member's are; returns the members of the next epoch.
      * A member that has not stopped within {@code timeoutMs} is left out if at least {@code minNodes} remain (see the
-     * class comment); this node may then find itself left out, when another node decided first without it.
+     * class comment); so is, without waiting for the timeout, a member whose launcher is known to be gone (its store
+     * connection ended: {@link #announce}) once every other member has stopped. This node may then find itself left
+     * out, when another node decided first without it.
      *
      * @throws CommTimeoutException naming the nodes that did not stop, when fewer than {@code minNodes} did
      * @throws LeftOutException     when the next epoch's membership does not include this node
@@ -161,19 +164,31 @@ final class NodeAgreement {
         store.set(key(epoch, "stopped/" + nodeRank), new byte[] {1});
         String decided = key(epoch + 1, "members");
         List<Integer> present = members(epoch);
-        if (!exists(decided)) { // else the others went on already: adopt what they decided
-            List<String> keys = new ArrayList<>();
-            for (int n : present) keys.add(key(epoch, "stopped/" + n));
-            try {
-                store.wait(keys, timeoutMs);
-            } catch (CommTimeoutException e) {
-                List<Integer> members = present, missing = new ArrayList<>();
-                present = new ArrayList<>();
-                for (int n : members) (exists(key(epoch, "stopped/" + n)) ? present : missing).add(n);
-                if (present.size() < minNodes && !exists(decided))
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (!exists(decided)) { // else the others went on already: adopt what they decided
+            List<Integer> stopped = new ArrayList<>(), gone = new ArrayList<>(), waiting = new ArrayList<>();
+            for (int n : present)
+                (exists(key(epoch, "stopped/" + n)) ? stopped : exists(goneKey(n)) ? gone : waiting).add(n);
+            if (waiting.isEmpty() && (gone.isEmpty() || stopped.size() >= minNodes)) {
+                present = stopped;
+                break;
+            }
+            if (System.nanoTime() > deadline) {
+                if (stopped.size() < minNodes && !exists(decided)) {
+                    List<Integer> missing = new ArrayList<>(waiting);
+                    missing.addAll(gone);
                     throw new CommTimeoutException("launcher on node " + nodeRank + ": node(s) " + missing + " did not stop their"
                             + " ranks for restart " + (epoch + 1) + " within " + timeoutMs + " ms; their launcher or host may be"
-                            + " gone, and " + present.size() + " node(s) are fewer than --min-nodes " + minNodes, e);
+                            + " gone, and " + stopped.size() + " node(s) are fewer than --min-nodes " + minNodes);
+                }
+                present = stopped;
+                break;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CommTimeoutException("launcher on node " + nodeRank + ": interrupted while waiting for the other nodes", e);
             }
         }
         StringBuilder proposal = new StringBuilder();
@@ -185,6 +200,21 @@ final class NodeAgreement {
                     + " continue without it: it did not stop its ranks within " + timeoutMs + " ms)");
         return next;
     }
+
+    private static String goneKey(int node) { return "launcher/gone/" + node; }
+
+    /**
+     * This node's launcher is up: the store is asked to record that it is gone when its connection ends (the process
+     * died, with its host or alone), so that the others need not wait the join timeout for it. A replacement launcher
+     * clears what its predecessor left.
+     */
+    void announce() {
+        store.delete(goneKey(nodeRank));
+        store.setWhenGone(goneKey(nodeRank), new byte[] {1});
+    }
+
+    /** Whether {@code node}'s launcher is known to be gone (its connection to the store ended). */
+    boolean gone(int node) { return exists(goneKey(node)); }
 
     /** This node is not among the nodes that continue the job. */
     static final class LeftOutException extends RuntimeException {

@@ -46,6 +46,8 @@ public final class PrefixStore implements Store {
 
     @Override public boolean delete(String key) { return inner.delete(k(key)); }
 
+    @Override public void setWhenGone(String key, byte[] value) { inner.setWhenGone(k(key), value); }
+
     /** Counts all keys of the underlying store (like torch's PrefixStore). */
     @Override public long numKeys() { return inner.numKeys(); }
 

@@ -39,6 +39,16 @@ public interface Store extends AutoCloseable {
     /** Removes {@code key}; returns whether it existed. */
     boolean delete(String key);
 
+    /**
+     * Asks the store to set {@code key} to {@code value} when this client's connection to it ends: its process exited
+     * or was killed, or the network between them failed (ZooKeeper's ephemeral nodes, MQTT's last will). Others learn
+     * at once that it is gone, where a silent process could only be told apart from a slow one by a timeout. Not
+     * set when the store itself shuts down. Stores without a connection to outlive do not support it.
+     */
+    default void setWhenGone(String key, byte[] value) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " has no connection whose end it could report");
+    }
+
     /** Number of keys currently held (all prefixes). */
     long numKeys();
 

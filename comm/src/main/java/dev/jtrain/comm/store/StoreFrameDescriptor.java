@@ -68,11 +68,13 @@ public final class StoreFrameDescriptor {
     public static final byte OP_NUM_KEYS = 8;
     public static final byte OP_ADOPT = 9;
     public static final byte OP_LOCATE = 10;
+    /** [key, value]: the server sets key to value when this connection ends (see {@link Store#setWhenGone}). */
+    public static final byte OP_SET_WHEN_GONE = 11;
     public static final byte OP_RESPONSE = 127;
 
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_ERROR = 1;
     public static final byte STATUS_TIMEOUT = 2;
 
-    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_LOCATE; }
+    static boolean isRequestOpcode(byte op) { return op >= OP_HELLO && op <= OP_SET_WHEN_GONE; }
 }

@@ -161,6 +161,11 @@ public final class TcpStore implements Store {
         return call(StoreFrame.request(OP_DELETE, StoreFrame.utf8(key)), "delete", key, options.timeoutMs()).get(0)[0] == 1;
     }
 
+    @Override
+    public void setWhenGone(String key, byte[] value) {
+        call(StoreFrame.request(OP_SET_WHEN_GONE, StoreFrame.utf8(key), value), "setWhenGone", key, options.timeoutMs());
+    }
+
     /**
      * Makes the first {@code length} bytes of the file {@code fileName}, which this process wrote into the server's
      * adoption directory on the same host, {@code key}'s value; the server maps its pages and keeps the file until the

@@ -100,6 +100,7 @@ public final class TcpStoreServer implements AutoCloseable {
     private void serve(Socket s) {
         String who = String.valueOf(s.getRemoteSocketAddress());
         boolean admitted = false;
+        List<StoreFrame> whenGone = new ArrayList<>(); // [key, value] requests to carry out when this connection ends
         try (s) {
             s.setTcpNoDelay(true);
             s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, handshakeTimeoutMs));
@@ -127,7 +128,11 @@ public final class TcpStoreServer implements AutoCloseable {
                 } catch (EOFException eof) {
                     return; // client closed
                 }
-                handle(req).write(out);
+                if (req.opcode() == OP_SET_WHEN_GONE) {
+                    need(req, 2);
+                    whenGone.add(req);
+                    StoreFrame.ok().write(out);
+                } else handle(req).write(out);
             }
         } catch (StoreFrame.ProtocolException e) {
             rejected.incrementAndGet();
@@ -144,6 +149,15 @@ public final class TcpStoreServer implements AutoCloseable {
             if (!closed) log.warn("store server dropped {}: {}", who, e.toString());
         } finally {
             connections.remove(s);
+            if (admitted && !closed) {
+                for (StoreFrame w : whenGone) {
+                    try {
+                        state.setOwned(StoreFrame.string(w.fields().get(0)), w.fields().get(1));
+                    } catch (RuntimeException e) {
+                        log.warn("store server could not record that {} is gone: {}", who, e.toString());
+                    }
+                }
+            }
         }
     }
 

@@ -2,6 +2,8 @@ package dev.jtrain.comm.launch;
 
 import dev.jtrain.comm.CommTimeoutException;
 import dev.jtrain.comm.store.InMemoryStore;
+import dev.jtrain.comm.store.TcpStore;
+import dev.jtrain.comm.store.TcpStoreOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -68,5 +70,43 @@ class NodeAgreementTest {
         assertThat(node(0).stoppedAndAwaitOthers(0, 200, 1)).containsExactly(0); // nodes 1 and 2 late
         assertThatThrownBy(() -> node(1).stoppedAndAwaitOthers(0, 5_000, 1)).isInstanceOf(NodeAgreement.LeftOutException.class)
                 .hasMessageContaining("node 1 was left out of restart 1");
+    }
+
+    /**
+     * A node whose launcher died (its store connection ended) is left out at once, not after the join timeout, when
+     * the others are enough; when they are not, the others still wait for a replacement until the timeout, and a
+     * replacement launcher clears its predecessor's mark. Over the TCP store, which is what sees a connection end.
+     */
+    @Test
+    void aNodeWhoseLauncherIsGoneIsLeftOutWithoutWaitingTheJoinTimeout() throws Exception {
+        try (TcpStore host = TcpStore.create(TcpStoreOptions.server("127.0.0.1", 0, "t", 5_000));
+             TcpStore second = TcpStore.create(TcpStoreOptions.client("127.0.0.1", host.port(), "t", 5_000))) {
+            NodeAgreement n0 = new NodeAgreement(host, 0, 3), n2 = new NodeAgreement(second, 2, 3);
+            n0.announce();
+            n2.announce();
+            TcpStore first = TcpStore.create(TcpStoreOptions.client("127.0.0.1", host.port(), "t", 5_000));
+            new NodeAgreement(first, 1, 3).announce();
+            first.close(); // node 1's launcher is killed
+            assertThat(n0.gone(1)).as("the store records that node 1's launcher is gone").isTrue();
+            assertThat(n0.gone(2)).isFalse();
+
+            // with all 3 nodes required, a gone launcher is waited for (its replacement may come) until the timeout
+            var tooFew = async(() -> n2.stoppedAndAwaitOthers(0, 500, 3));
+            assertThatThrownBy(() -> n0.stoppedAndAwaitOthers(0, 500, 3)).isInstanceOf(CommTimeoutException.class)
+                    .hasMessageContaining("node(s) [1] did not stop").hasMessageContaining("within 500 ms");
+            assertThatThrownBy(tooFew::get).hasCauseInstanceOf(CommTimeoutException.class);
+
+            // with 2 enough, it is left out as soon as the others have stopped
+            var two = async(() -> n2.stoppedAndAwaitOthers(0, 30_000, 2));
+            long t0 = System.nanoTime();
+            assertThat(n0.stoppedAndAwaitOthers(0, 30_000, 2)).containsExactly(0, 2);
+            assertThat(two.get()).containsExactly(0, 2);
+            assertThat((System.nanoTime() - t0) / 1e9).as("seconds: decided without waiting the 30 s join timeout").isLessThan(5);
+
+            try (TcpStore replacement = TcpStore.create(TcpStoreOptions.client("127.0.0.1", host.port(), "t", 5_000))) {
+                new NodeAgreement(replacement, 1, 3).announce();
+                assertThat(n0.gone(1)).as("a replacement launcher clears its predecessor's mark").isFalse();
+            }
+        }
     }
 }
