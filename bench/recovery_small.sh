@@ -11,11 +11,13 @@
 #   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier;
 #   4. continuing without the lost host: host 2 SIGKILLed at step KILL_AT for good, --min-nodes 1 and a join timeout
 #      of JOIN_MS (default 2000): host 1's ranks continue as the whole job, each running two ranks' rows, with
-#      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option.
+#      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option;
+#   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: the job grows back to
+#      4 ranks (host 2's JVMs cold); both recoveries reported.
 # Every run must end; 2, 3 and 4 also check the final model is bitwise the uninterrupted run's (same steps).
 #
 # usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
-#        PART=overhead|ram|disk|shrink runs one part only; KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
+#        PART=overhead|ram|disk|shrink|regrow runs one part only (regrow runs only when asked); KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
 #        options to every run; LAUNCH_EXTRA="--cold-restarts" launcher options (cold: the surviving host's ranks are
 #        started anew too, instead of continuing in their JVMs)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
@@ -37,7 +39,7 @@ PORT=29650
 launcher() {
   local host=$1 log=$2; shift 2
   "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
-    --nproc-per-node 2 --max-restarts 1 --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
+    --nproc-per-node 2 --max-restarts "${RESTARTS:-1}" --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
     "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" ${EXTRA:-} > "$log" 2>&1 &
   PID=$!
 }
@@ -84,6 +86,27 @@ gone() {
   done
   "$HOSTS" kill 2 >/dev/null 2>&1
   wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+}
+
+# regrow NAME TRAIN-ARGS...: as gone, and host 2's launcher started again 5 steps after the kill
+regrow() {
+  local name=$1; shift
+  PORT=$((PORT + 1))
+  local a b
+  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ]; do
+    kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "$HOSTS" kill 2 >/dev/null 2>&1
+  until [ "$(steps_done "$OUT/$name")" -ge $((KILL_AT + 5)) ]; do
+    kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2b.log" --out "$OUT/$name" "$@"; b=$PID
+  wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+  wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
 }
 
 # summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms" for one run:
@@ -181,4 +204,13 @@ after = mean([r["stepMs"] for r in alone if r["step"] > kill + 2])
 print(f"   step time on 2 hosts {fast:.0f} ms with the fast reduction, {before:.0f} ms ordered ({before / fast:.3f}x);"
       f" on host 1 alone {after:.0f} ms ({after / before:.2f}x the ordered 2-host step)")
 EOF
+fi
+
+if [ "$PART" = regrow ]; then
+run ordered --grad-reduce ordered
+regrow back --ckpt-dir "$OUT/back-ckpt" --ckpt-every 50 --mem-ckpt-every "$K" --resume --grad-reduce ordered
+echo "-- host 1 alone from step $KILL_AT, host 2's launcher back 5 steps later (--min-nodes 1, --grad-reduce ordered)"
+grep -h '"type":"recovery"' "$OUT/back/metrics.jsonl" | sed 's/^/   /'
+echo "   $(same_model "$OUT/back" ordered) (with --grad-reduce ordered)"
+grep -h "lost their\\|rejoin\\|restarting" "$OUT"/back-1.log | sed 's/^/   /'
 fi

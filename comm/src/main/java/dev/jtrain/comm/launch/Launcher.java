@@ -41,9 +41,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * when every node's ranks have exited 0. A launcher started again on a node whose launcher was lost with its ranks
  * (the host rebooted, the pod was rescheduled) rejoins: the lost epoch fails on every node and the next one starts
  * with all nodes ({@link NodeAgreement#rejoinEpoch}). The store lives on node 0, so node 0 can not be replaced. With
- * {@code minNodes} below {@code nnodes}, a node that does not come back within the join timeout is left out and the
- * others restart without it (fewer ranks, renumbered; {@code JTRAIN_JOB_WORLD_SIZE} keeps the world size the job
- * started with, so the trainer can keep its per-rank batch through gradient accumulation).
+ * {@code minNodes} below {@code nnodes}, a node that does not come back within the join timeout (or whose launcher is
+ * known gone) is left out and the others restart without it (fewer ranks, renumbered; {@code JTRAIN_JOB_WORLD_SIZE}
+ * keeps the world size the job started with, so the trainer can keep its per-rank batch through gradient
+ * accumulation). When that node's launcher starts again, the job grows back: the running attempt stops and the next
+ * one has every node again (a restart, counted against {@code maxRestarts}).
  *
  * <p>Every launcher also holds checkpoint memory: a token-checked key-value store ({@link BulkStoreServer}, values off
  * the heap) in its own process, which outlives
@@ -156,10 +158,15 @@ public final class Launcher {
             int firstAttempt = 0;
             List<Integer> members = allNodes();
             if (agreement != null) {
-                int rejoin = agreement.rejoinEpoch();
+                boolean wasMember = agreement.members(Math.max(0, agreement.newestEpoch())).contains(options.nodeRank());
+                int rejoin = agreement.rejoinEpoch(options.maxRestarts());
                 if (rejoin > 0) {
                     failedAtMs = System.currentTimeMillis();
-                    out.printf("[launcher] node %d replaces a launcher lost with its ranks in attempt %d%n", options.nodeRank(), rejoin - 1);
+                    if (wasMember)
+                        out.printf("[launcher] node %d replaces a launcher lost with its ranks in attempt %d%n", options.nodeRank(), rejoin - 1);
+                    else
+                        out.printf("[launcher] node %d rejoins the job, which continued without it: attempt %d stops and the group grows%n",
+                                options.nodeRank(), rejoin - 1);
                     if (rejoin > options.maxRestarts()) {
                         out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
                         return 1;

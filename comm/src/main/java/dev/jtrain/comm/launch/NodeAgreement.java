@@ -26,7 +26,9 @@ import java.util.List;
  *       launcher is known to be gone ({@code gone/N}, which the store sets when that launcher's connection ends) and
  *       every other node has stopped, the others continue without it if at least {@code --min-nodes} remain: every waiting node proposes the nodes it
  *       saw stop, the first proposal is the next epoch's membership (compare-and-set), and a node left out of it
- *       exits. Inside an epoch nodes are renumbered in that order, so ranks stay 0..world-1.</li>
+ *       exits. Inside an epoch nodes are renumbered in that order, so ranks stay 0..world-1. A node left out whose
+ *       launcher starts again asks to join ({@code join/N}); the running epoch then stops, and the next one takes it
+ *       back ({@link #rejoinEpoch}).</li>
  * </ul>
  * Ranks see the epoch as {@code JTRAIN_RESTART_COUNT}, and their store keys are prefixed with it.
  *
@@ -126,21 +128,49 @@ final class NodeAgreement {
     }
 
     /**
-     * The epoch a launcher starting now must join: 0 for a job starting, or the one after the newest if this node had
-     * already started ranks in it — this launcher replaces one that was lost with its ranks, so it reports that epoch
-     * failed (stopping the other nodes' ranks at once instead of at their timeouts) and marks its node stopped.
-     * Returns -1 when this is not a rejoin.
+     * The epoch a launcher starting now must join: 0 for a job starting, or the one after the newest if
+     * <ul>
+     *   <li>this node had already started ranks in it: this launcher replaces one that was lost with its ranks, so it
+     *       reports that epoch failed (stopping the other nodes' ranks at once instead of at their timeouts);</li>
+     *   <li>the job continues without this node (it was left out, {@code --min-nodes}): the job grows back. This
+     *       launcher asks to join ({@code join/N}) and stops the running epoch, and the next one has every member
+     *       that stops plus this node. That costs a restart, so it is refused when none is left
+     *       ({@code maxRestarts}), and the job goes on without this node.</li>
+     * </ul>
+     * The node marks itself stopped when it then waits for the others ({@link #stoppedAndAwaitOthers}). Returns -1
+     * when this is not a rejoin.
+     *
+     * @throws LeftOutException when the job continues without this node and has no restart left to take it back
      */
-    int rejoinEpoch() {
-        int e = -1;
-        while (exists(key(e + 1, "begun"))) e++;
+    int rejoinEpoch(int maxRestarts) {
+        int e = newestEpoch();
         if (e < 0) return -1;
-        if (!members(e).contains(nodeRank))
-            throw new LeftOutException("node " + nodeRank + " was left out of the job at restart " + e + " (the nodes "
-                    + members(e) + " continue without it); a running job does not grow back");
+        if (!members(e).contains(nodeRank)) {
+            if (e + 1 > maxRestarts)
+                throw new LeftOutException("node " + nodeRank + " can not rejoin the job: it continues on nodes " + members(e)
+                        + " and has no restart left to take this one back (" + e + " of --max-restarts " + maxRestarts + " used)");
+            store.set(key(e, "join/" + nodeRank), new byte[] {1});
+            reportFailure(e, 1, "node " + nodeRank + "'s launcher asks to rejoin the job (host " + HostIdentity.name() + ")");
+            return e + 1;
+        }
         if (!exists(key(e, "started/" + nodeRank))) return -1;
         reportFailure(e, 137, "node " + nodeRank + "'s launcher was lost with its ranks and restarted (host " + HostIdentity.name() + ")");
         return e + 1;
+    }
+
+    /** The newest epoch any node began, or -1 before the job's first. */
+    int newestEpoch() {
+        int e = -1;
+        while (exists(key(e + 1, "begun"))) e++;
+        return e;
+    }
+
+    /** {@code epoch}'s members and the nodes that asked to join after it began, by launch index. */
+    private List<Integer> membersAndJoiners(int epoch) {
+        List<Integer> out = new ArrayList<>(members(epoch));
+        for (int n = 0; n < nnodes; n++) if (!out.contains(n) && exists(key(epoch, "join/" + n))) out.add(n);
+        out.sort(null);
+        return out;
     }
 
     void reportDone(int epoch) {
@@ -163,7 +193,7 @@ final class NodeAgreement {
     List<Integer> stoppedAndAwaitOthers(int epoch, long timeoutMs, int minNodes) {
         store.set(key(epoch, "stopped/" + nodeRank), new byte[] {1});
         String decided = key(epoch + 1, "members");
-        List<Integer> present = members(epoch);
+        List<Integer> present = membersAndJoiners(epoch);
         long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         while (!exists(decided)) { // else the others went on already: adopt what they decided
             List<Integer> stopped = new ArrayList<>(), gone = new ArrayList<>(), waiting = new ArrayList<>();

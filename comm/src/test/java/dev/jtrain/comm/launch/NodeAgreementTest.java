@@ -13,7 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** How launchers agree on who runs the next attempt: all together, or without a node gone for good (--min-nodes). */
+/** How launchers agree on who runs the next attempt: all together, without a node gone (--min-nodes), or with it back. */
 @Timeout(60)
 class NodeAgreementTest {
     private final InMemoryStore store = new InMemoryStore(5_000);
@@ -43,7 +43,7 @@ class NodeAgreementTest {
     }
 
     @Test
-    void aNodeGoneForGoodIsLeftOutWhenEnoughRemainAndTheRestAreRenumberedInOrder() throws Exception {
+    void aNodeGoneIsLeftOutWhenEnoughRemainAndTakenBackWhenItsLauncherReturns() throws Exception {
         for (int n = 0; n < 3; n++) node(n).started(0);
         var two = async(() -> node(2).stoppedAndAwaitOthers(0, 300, 2));
         assertThat(node(0).stoppedAndAwaitOthers(0, 300, 2)).containsExactly(0, 2); // node 1 never stops
@@ -51,12 +51,23 @@ class NodeAgreementTest {
         assertThat(node(2).members(1)).containsExactly(0, 2);
         assertThat(node(2).members(1).indexOf(2)).as("node 2 runs as node 1 now").isEqualTo(1);
 
-        // the next failure: membership carries over, and a node left out can not rejoin a running job
+        // membership carries over; node 1's launcher starts again: without a restart left it can not come back
         node(0).started(1);
         node(2).started(1);
         assertThat(node(0).members(1)).containsExactly(0, 2);
-        assertThatThrownBy(() -> node(1).rejoinEpoch()).isInstanceOf(NodeAgreement.LeftOutException.class)
-                .hasMessageContaining("node 1 was left out").hasMessageContaining("[0, 2]");
+        assertThatThrownBy(() -> node(1).rejoinEpoch(1)).isInstanceOf(NodeAgreement.LeftOutException.class)
+                .hasMessageContaining("node 1 can not rejoin").hasMessageContaining("[0, 2]").hasMessageContaining("no restart left");
+        assertThat(node(0).anyFailure(1)).as("the running attempt goes on").isFalse();
+
+        // with one left, it asks to join: the running attempt stops, and the next one has all three again, in order
+        assertThat(node(1).rejoinEpoch(2)).isEqualTo(2);
+        assertThat(node(0).anyFailure(1)).isTrue();
+        assertThat(node(0).failure(1, 1000).what()).contains("node 1's launcher asks to rejoin");
+        var zero = async(() -> node(0).stoppedAndAwaitOthers(1, 5_000, 2));
+        var one = async(() -> node(1).stoppedAndAwaitOthers(1, 5_000, 2));
+        assertThat(node(2).stoppedAndAwaitOthers(1, 5_000, 2)).containsExactly(0, 1, 2);
+        assertThat(zero.get()).containsExactly(0, 1, 2);
+        assertThat(one.get()).containsExactly(0, 1, 2);
     }
 
     @Test
