@@ -10,7 +10,7 @@
 #      again; the restarted lead rank's recovery record (failure seen -> restarted -> state loaded -> first step done);
 #   3. recovery from disk: the same with --ckpt-every K to disk and no memory tier;
 #   4. continuing without the lost host: host 2 SIGKILLed at step KILL_AT for good, --min-nodes 1 and a join timeout
-#      of JOIN_MS (default 2000): host 1's ranks continue as the whole job, each running two ranks' rows, with
+#      of JOIN_MS (default 60000; host 2's launcher is known gone at once): host 1's ranks continue as the whole job, each running two ranks' rows, with
 #      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option;
 #   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: the job grows back to
 #      4 ranks (host 2's JVMs cold); both recoveries reported.
@@ -78,8 +78,8 @@ gone() {
   local name=$1; shift
   PORT=$((PORT + 1))
   local a
-  JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
-  JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
   until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ]; do
     kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
     sleep 0.2
@@ -93,8 +93,8 @@ regrow() {
   local name=$1; shift
   PORT=$((PORT + 1))
   local a b
-  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
-  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  RESTARTS=2 JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  RESTARTS=2 JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
   until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ]; do
     kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
     sleep 0.2
@@ -104,7 +104,7 @@ regrow() {
     kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
     sleep 0.2
   done
-  RESTARTS=2 JOIN=${JOIN_MS:-2000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2b.log" --out "$OUT/$name" "$@"; b=$PID
+  RESTARTS=2 JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2b.log" --out "$OUT/$name" "$@"; b=$PID
   wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
   wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
 }
@@ -189,7 +189,7 @@ if [ "$PART" = all ] || [ "$PART" = shrink ]; then
 run plain
 run ordered --grad-reduce ordered
 gone alone --ckpt-dir "$OUT/alone-ckpt" --ckpt-every 50 --mem-ckpt-every "$K" --resume --grad-reduce ordered
-echo "-- continuing on host 1 alone (--min-nodes 1, join timeout ${JOIN_MS:-2000} ms, --grad-reduce ordered)"
+echo "-- continuing on host 1 alone (--min-nodes 1, join timeout ${JOIN_MS:-60000} ms, --grad-reduce ordered)"
 echo "   $(recovery "$OUT/alone")"
 echo "   $(same_model "$OUT/alone" ordered) (with --grad-reduce ordered)"
 grep -h "shrank\\|resumed from" "$OUT"/alone-1.log | sed 's/^/   /'

@@ -204,6 +204,12 @@ final class NodeAgreement {
                 break;
             }
             if (System.nanoTime() > deadline) {
+                if (!members(epoch).contains(nodeRank)) {
+                    // a node asking to join never decides without the running members (they may be slow to stop
+                    // mid-step): it waits for their decision, which includes it once it has stopped
+                    store.get(decided, timeoutMs);
+                    break;
+                }
                 if (stopped.size() < minNodes && !exists(decided)) {
                     List<Integer> missing = new ArrayList<>(waiting);
                     missing.addAll(gone);
