@@ -12,6 +12,7 @@
 #   4. continuing without the lost host: host 2 SIGKILLed at step KILL_AT for good, --min-nodes 1 and a join timeout
 #      of JOIN_MS (default 60000; host 2's launcher is known gone at once): host 1's ranks continue as the whole job, each running two ranks' rows, with
 #      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option;
+#      then the same from disk (--ckpt-every K, no memory tier);
 #   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: the job grows back to
 #      4 ranks (host 2's JVMs cold); both recoveries reported.
 # Every run must end; 2, 3 and 4 also check the final model is bitwise the uninterrupted run's (same steps).
@@ -193,6 +194,11 @@ echo "-- continuing on host 1 alone (--min-nodes 1, join timeout ${JOIN_MS:-6000
 echo "   $(recovery "$OUT/alone")"
 echo "   $(same_model "$OUT/alone" ordered) (with --grad-reduce ordered)"
 grep -h "shrank\\|resumed from" "$OUT"/alone-1.log | sed 's/^/   /'
+gone alonedisk --ckpt-dir "$OUT/alonedisk-ckpt" --ckpt-every "$K" --resume --grad-reduce ordered
+echo "-- the same from disk (--ckpt-every $K, no memory tier)"
+echo "   $(recovery "$OUT/alonedisk")"
+echo "   $(same_model "$OUT/alonedisk" ordered) (with --grad-reduce ordered)"
+grep -h "resumed from" "$OUT"/alonedisk-1.log | sed 's/^/   /'
 python3 - "$OUT/ordered/metrics.jsonl" "$OUT/alone/metrics.jsonl" "$KILL_AT" "$OUT/plain/metrics.jsonl" <<'EOF'
 import json, sys
 def steps(p): return [json.loads(l) for l in open(p) if '"type":"step"' in l]

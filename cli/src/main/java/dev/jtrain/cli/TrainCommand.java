@@ -16,6 +16,7 @@ import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.CommException;
 import dev.jtrain.comm.launch.CpuBinding;
+import dev.jtrain.comm.launch.AbortSignal;
 import dev.jtrain.comm.launch.WarmRestart;
 import dev.jtrain.comm.launch.RendezvousEnv;
 import dev.jtrain.comm.DType;
@@ -185,9 +186,11 @@ final class TrainCommand implements Callable<Integer> {
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
+        if (worker && WarmRestart.warmUpOnly(env)) return warmUp(s, ranks.get());
         ProcessGroup pg = worker ? ProcessGroups.init(env) : null;
         if (pg != null) run.abort().onAbort(why -> pg.abort(new CommException("rank " + pg.rank() + ": its launcher stopped this"
                 + " attempt (" + why + ")"), 0));
+        stopSignal = run.abort();
         groupReadyAtMs = System.currentTimeMillis();
         startedAtMs = run.startedAtMs();
         warmStart = run.warm();
@@ -204,6 +207,41 @@ final class TrainCommand implements Callable<Integer> {
             if (pg != null) pg.close();
         }
     }
+
+    /**
+     * A warm-up attempt ({@link WarmRestart#WARM_UP_ENV}): this node is about to rejoin a job that runs without it. The
+     * rank runs a few steps of the job's model on its own share of the rows, alone (no process group, nothing saved),
+     * so that its JVM has loaded and compiled what a step uses before the running ranks stop for the regroup; then it
+     * parks and is restarted warm into the regrouped job. A cold JVM spends most of its first step compiling
+     * (bench/MEASUREMENTS.md, "Compile work and cold code of a restarted rank"); this moves that off the group's
+     * critical path, onto a host that would otherwise wait idle.
+     */
+    private int warmUp(TrainSettings s, RankLayout layout) {
+        long t0 = System.nanoTime();
+        if (threads == null && layout.localWorldSize() > 1 && KernelOptions.CURRENT.threads() == 0)
+            Parallel.setThreads(CpuBinding.threadsPerLocalRank(layout.localWorldSize()));
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
+        Tokenizer tok = Tokenizers.byName(s.tokenizer);
+        Data data = prepareData(s, tok, quiet);
+        Gpt model = initFrom != null ? GptWeights.loadHuggingFace(initFrom, s.dropout, s.seed) : new Gpt(s.modelConfig(tok.vocabSize()), s.seed);
+        GptConfig cfg = model.config();
+        s.maxSteps = WARM_UP_STEPS;
+        s.evalInterval = 0;
+        TrainConfig tc = s.toTrainConfig(cfg, 1e9);
+        int world = layout.worldSize(), rank = layout.rank();
+        DataParallelOptions dpo = dataParallelOptions(tc).withZeroStage(0);
+        Trainer trainer = new Trainer(tc, model,
+                new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
+                new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
+                FlatParameters.of(model), p -> DataParallel.create(p, model, null, dpo, null));
+        trainer.run(new TrainListener() {});
+        System.out.printf("warmed up ahead of rejoining the job: %d steps of this rank's rows alone in %.1f s%n", WARM_UP_STEPS,
+                (System.nanoTime() - t0) / 1e9);
+        return WarmRestart.WARMED_UP;
+    }
+
+    /** Enough for the kernels of a step to reach their final compiled form (C2 after OSR) on a cold JVM. */
+    private static final int WARM_UP_STEPS = 3;
 
     /**
      * What a failed run still holds, released now: its process group is aborted first, so that saves and collectives
@@ -223,6 +261,9 @@ final class TrainCommand implements Callable<Integer> {
         }
         if (openTrace != null) openTrace.close();
     }
+
+    /** How this attempt's launcher asks it to stop (nothing asks a process that is not restarted warm). */
+    private AbortSignal stopSignal = AbortSignal.none();
 
     /** Tiers and trace of the run, for {@link #releaseAfterFailure}. */
     private final List<CheckpointTier> openTiers = new ArrayList<>();
@@ -274,6 +315,7 @@ final class TrainCommand implements Callable<Integer> {
         if (trace != null) trainer.setTrace(trace);
         keepPerRankBatch(trainer, tc, world, console, env.get(RendezvousEnv.JOB_WORLD_SIZE), trainer.parallel().ordered());
         PreemptionSignal.onTerm(trainer::requestStop);
+        stopSignal.onStopRequest(why -> trainer.requestStopForRegroup());
         builtAtMs = System.currentTimeMillis();
         List<CheckpointTier> tiers = setUpCheckpointing(trainer, pg, world, console, env);
         drawWeightsUnlessResumed(model);
@@ -287,6 +329,12 @@ final class TrainCommand implements Callable<Integer> {
         closeTiers(tiers);
         if (trace != null) trace.close();
         Trainer.Result result = outcome.result();
+        if (result.stopRequested() && result.forRegroup()) {
+            console.printf("%nstopped after %d steps for the group to change (its launcher asked: a node rejoins)%s%n", result.steps(),
+                    tiers.isEmpty() ? "; no checkpoint tier, so the next attempt starts from the last checkpoint found, if any"
+                            : "; that step is saved, the next attempt continues from it");
+            return WarmRestart.STOPPED_FOR_REGROUP;
+        }
         if (result.stopRequested()) {
             console.printf("%nstopped on SIGTERM after %d steps%s%n", result.steps(),
                     ckptDir != null ? "; checkpoint in " + ckptDir + " (continue with --resume)" : " (no --ckpt-dir: nothing saved to disk)");

@@ -37,10 +37,12 @@ import java.util.function.Function;
  * <p>Threading: run on one thread; kernels parallelise internally.
  */
 public final class Trainer {
-    /** Summary of a finished run. */
-    /** Summary of a finished run; {@code stopRequested}: it ended early on {@link #requestStop} (after a checkpoint, if any). */
+    /**
+     * Summary of a finished run; {@code stopRequested}: it ended early on {@link #requestStop} or
+     * {@link #requestStopForRegroup} (after a checkpoint, if any), {@code forRegroup} telling which.
+     */
     public record Result(int steps, float lastTrainLoss, float lastValLoss, double meanTokensPerSecond, double meanMfu,
-                         double seconds, boolean stopRequested) {}
+                         double seconds, boolean stopRequested, boolean forRegroup) {}
 
     private final TrainConfig config;
     private final LanguageModel model;
@@ -263,6 +265,22 @@ public final class Trainer {
      */
     public void requestStop() { stopRequested = true; }
 
+    /**
+     * Asks {@link #run} to stop at the next step boundary because the group is about to change (a node rejoins) and
+     * will continue from this run's state: as {@link #requestStop}, but the save goes to the tier saved most often
+     * (the nodes' memory, when there is one), which outlives the regroup and which the next attempt loads first.
+     * Thread-safe.
+     */
+    public void requestStopForRegroup() { regroupRequested = true; }
+
+    private volatile boolean regroupRequested;
+
+    /** Whether any rank says so (every rank must call it at the same point). */
+    private boolean anyRank(boolean mine) {
+        float v = mine ? 1f : 0f;
+        return (parallel.worldSize() > 1 ? parallel.average(v) : v) > 0f;
+    }
+
     /** Steps already done when {@link #run} starts (after {@link #resume}). */
     public int startStep() { return startStep; }
 
@@ -275,15 +293,18 @@ public final class Trainer {
         float lastLoss = Float.NaN, lastVal = Float.NaN;
         int evaluatedAt = -1;
         model.module().train(true);
-        boolean stopped = false;
+        boolean stopped = false, forRegroup = false;
         for (CheckpointTier t : tiers) t.startedAt(startStep);
         for (; step < config.maxSteps(); step++) {
-            float stop = stopRequested ? 1f : 0f;
-            if ((parallel.worldSize() > 1 ? parallel.average(stop) : stop) > 0f) {
+            if (anyRank(stopRequested || regroupRequested)) {
                 stopped = true;
+                // a second agreement only when stopping: a preemption on any rank outranks a regroup
+                forRegroup = !anyRank(stopRequested);
                 startStep = step;
-                // one synchronous save, in the first tier (disk, when there is one: the job is about to end)
-                if (!tiers.isEmpty() && step > tiers.getFirst().lastSaved()) tiers.getFirst().save(step, checkpointState(), true, listener, start);
+                // one synchronous save: in the first tier (disk, when there is one) when the job is about to end; for
+                // a regroup in the tier saved most often, whose holders outlive the regroup and which is loaded first
+                CheckpointTier t = tiers.isEmpty() ? null : forRegroup ? mostFrequent() : tiers.getFirst();
+                if (t != null && step > t.lastSaved()) t.save(step, checkpointState(), true, listener, start);
                 break;
             }
             if (config.maxSeconds() > 0) {
@@ -370,7 +391,13 @@ public final class Trainer {
         // the last step's model (a preempted run skips it: the scheduler's grace period is short)
         if (!stopped && evaluatedAt != step - 1) lastVal = evaluateAndReport(step - 1, listener, start);
         return new Result(step, lastLoss, lastVal, measured > 0 ? tokSum / measured : 0, measured > 0 ? mfuSum / measured : 0,
-                seconds(start), stopped);
+                seconds(start), stopped, forRegroup);
+    }
+
+    private CheckpointTier mostFrequent() {
+        CheckpointTier best = tiers.getFirst();
+        for (CheckpointTier t : tiers) if (t.every() > 0 && (best.every() == 0 || t.every() < best.every())) best = t;
+        return best;
     }
 
     private float evaluateAndReport(int step, TrainListener listener, long start) {

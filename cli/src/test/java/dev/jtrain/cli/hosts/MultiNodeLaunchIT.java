@@ -320,7 +320,17 @@ class MultiNodeLaunchIT {
                 "gradients summed in the fixed order: bitwise as on 4 ranks", "resumed from the nodes' memory",
                 "node 1's launcher asks to rejoin the job", "restarting the group (restart 2 of 2, all 2 nodes together)");
         assertThat(o2).contains("[launcher] node 1 rejoins the job, which continued without it");
+        // host 2's ranks compiled a step's code while host 1 trained, then joined the regrouped job in those JVMs
+        assertThat(o2).contains("warmed up ahead of rejoining the job: 3 steps of this rank's rows alone",
+                "[launcher] node 1 warmed its ranks up in", "rank 2 continues in its JVM (warm restart",
+                "rank 3 continues in its JVM (warm restart").doesNotContain("did not park");
         assertThat(o1).as("host 1's ranks continue warm through both restarts").contains("rank 0 continues in its JVM (warm restart");
+        // nothing failed when host 2 came back: host 1's ranks finished their step and saved it before they stopped
+        assertThat(o1).contains("asks to rejoin the job (host jt-node2): ranks [0, 1] stopped at a step boundary, that step saved",
+                "for the group to change (its launcher asked: a node rejoins); that step is saved");
+        var back = recoveries(out).getLast();
+        assertThat(back.get("restart").asInt()).isEqualTo(2);
+        assertThat(back.get("steps_recomputed").asLong()).as("a planned regroup loses no step").isZero();
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted 4-rank run")
                 .isEqualTo(Files.readAllBytes(longRef.resolve("model.safetensors")));
     }
@@ -365,16 +375,21 @@ class MultiNodeLaunchIT {
         assertThat(Files.exists(out.resolve("model.safetensors"))).isTrue();
     }
 
-    /** The recovery record the restarted lead rank wrote to {@code run}'s metrics.jsonl. */
-    private static com.fasterxml.jackson.databind.JsonNode recovery(Path run) throws Exception {
+    /** The first recovery record the restarted lead rank wrote to {@code run}'s metrics.jsonl. */
+    private static com.fasterxml.jackson.databind.JsonNode recovery(Path run) throws Exception { return recoveries(run).getFirst(); }
+
+    /** Every recovery record in {@code run}'s metrics.jsonl, in order; at least one. */
+    private static List<com.fasterxml.jackson.databind.JsonNode> recoveries(Path run) throws Exception {
         var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        List<com.fasterxml.jackson.databind.JsonNode> found = new ArrayList<>();
         for (String l : Files.readAllLines(run.resolve("metrics.jsonl"))) {
             var n = json.readTree(l);
             if (n.get("type").asText().equals("recovery")) {
                 System.out.println(run.getFileName() + " recovery: " + n);
-                return n;
+                found.add(n);
             }
         }
-        throw new AssertionError("no recovery record in " + run.resolve("metrics.jsonl"));
+        if (found.isEmpty()) throw new AssertionError("no recovery record in " + run.resolve("metrics.jsonl"));
+        return found;
     }
 }

@@ -3,16 +3,26 @@ package dev.jtrain.comm.launch;
 import java.util.function.Consumer;
 
 /**
- * The launcher's request to stop one running attempt of a warmly restarted rank ({@link WarmRestart}): another
- * rank or node failed, so this attempt's collectives can not complete and must fail now rather than at their
- * timeouts. The attempt says how to stop ({@link #onAbort}, typically aborting its process group); a request that
- * came before that is delivered on registration.
+ * The launcher's request to stop one running attempt of a warmly restarted rank ({@link WarmRestart}), in one of two
+ * ways:
+ * <ul>
+ *   <li><b>abort</b>: another rank or node failed, so this attempt's collectives can not complete and must fail now
+ *       rather than at their timeouts. The attempt says how ({@link #onAbort}, typically aborting its process
+ *       group).</li>
+ *   <li><b>stop at a step boundary</b>: nothing failed, but the group is about to change (a node rejoins). Every rank
+ *       can still finish its step, save it and end the attempt with {@link WarmRestart#STOPPED_FOR_REGROUP}, so the next attempt
+ *       loses no step. The attempt says how ({@link #onStopRequest}); one that registers nothing is aborted when its
+ *       launcher's patience ends.</li>
+ * </ul>
+ * A request that came before the registration is delivered on it.
  *
  * <p>Threading: fired from the thread that reads the launcher's messages, registered from the attempt's thread.
  */
 public final class AbortSignal {
     private Consumer<String> action;
     private String reason;
+    private Consumer<String> stopAction;
+    private String stopReason;
 
     /** A signal nobody fires: for ranks that are not restarted warm. */
     public static AbortSignal none() { return new AbortSignal(); }
@@ -27,6 +37,16 @@ public final class AbortSignal {
         if (fired != null) stop.accept(fired);
     }
 
+    /** Registers how this attempt stops at its next step boundary; runs it at once if that was asked already. */
+    public void onStopRequest(Consumer<String> stop) {
+        String asked;
+        synchronized (this) {
+            stopAction = stop;
+            asked = stopReason;
+        }
+        if (asked != null) stop.accept(asked);
+    }
+
     /** The reason given, when fired; null otherwise. */
     public synchronized String reason() { return reason; }
 
@@ -36,6 +56,16 @@ public final class AbortSignal {
             if (reason != null) return;
             reason = why;
             a = action;
+        }
+        if (a != null) a.accept(why);
+    }
+
+    void requestStop(String why) {
+        Consumer<String> a;
+        synchronized (this) {
+            if (stopReason != null) return;
+            stopReason = why;
+            a = stopAction;
         }
         if (a != null) a.accept(why);
     }

@@ -45,7 +45,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * known gone) is left out and the others restart without it (fewer ranks, renumbered; {@code JTRAIN_JOB_WORLD_SIZE}
  * keeps the world size the job started with, so the trainer can keep its per-rank batch through gradient
  * accumulation). When that node's launcher starts again, the job grows back: the running attempt stops and the next
- * one has every node again (a restart, counted against {@code maxRestarts}).
+ * one has every node again (a restart, counted against {@code maxRestarts}). Nothing failed, so it is done the way
+ * torchft lets a replica join: the joining node first warms its ranks up while the others train
+ * ({@link #warmUpAheadOfRejoining}), and the running ranks stop at a step boundary with that step saved
+ * ({@link #stopAtStepBoundary}), so the regroup recomputes nothing.
  *
  * <p>Every launcher also holds checkpoint memory: a token-checked key-value store ({@link BulkStoreServer}, values off
  * the heap) in its own process, which outlives
@@ -159,6 +162,8 @@ public final class Launcher {
             List<Integer> members = allNodes();
             if (agreement != null) {
                 boolean wasMember = agreement.members(Math.max(0, agreement.newestEpoch())).contains(options.nodeRank());
+                if (!wasMember && options.warmRestarts() && options.maxRestarts() > agreement.newestEpoch())
+                    running.addAll(warmUpAheadOfRejoining(token, port, agreement, shmDir));
                 int rejoin = agreement.rejoinEpoch(options.maxRestarts());
                 if (rejoin > 0) {
                     failedAtMs = System.currentTimeMillis();
@@ -183,7 +188,7 @@ public final class Launcher {
                 long budget = agreement != null ? agreement.holderBudget(members, options.joinTimeoutMs()) : HOLDER_BUDGET;
                 List<Child> parked = List.copyOf(running); // what the last attempt left: ranks waiting for a warm restart
                 running.clear();
-                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members, shmDir, parked));
+                running.addAll(start(token, port, attempt, failedAtMs, holders, budget, members, shmDir, parked, false));
                 Outcome o = supervise(running, agreement, attempt, members.size(), options.warmRestarts() && attempt < options.maxRestarts());
                 failedAtMs = System.currentTimeMillis();
                 if (o.status() == 0) {
@@ -273,7 +278,7 @@ public final class Launcher {
      * the attempt's variables and continues in its JVM; every other rank is a new process.
      */
     private List<Child> start(String token, int port, int attempt, long failedAtMs, String holders, long holderBudget,
-                              List<Integer> members, Path shmDir, List<Child> parked) {
+                              List<Integer> members, Path shmDir, List<Child> parked, boolean warmUpOnly) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
         int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
@@ -301,6 +306,7 @@ public final class Launcher {
             env.put(RendezvousEnv.CKPT_HOLDER_BYTES, Long.toString(holderBudget));
             env.put(RendezvousEnv.CKPT_SHM_DIR, shmDir != null ? shmDir.toString() : "");
             env.put(WarmRestart.ENV, options.warmRestarts() && options.maxRestarts() > 0 ? "1" : "0");
+            env.put(WarmRestart.WARM_UP_ENV, warmUpOnly ? "1" : ""); // empty: removed, also from a warm restart's variables
             Child warm = restartWarm(parked, local, rank, env);
             if (warm != null) {
                 children.add(warm);
@@ -391,6 +397,12 @@ public final class Launcher {
         while (true) {
             for (var it = alive.iterator(); it.hasNext(); ) {
                 Child c = it.next();
+                if (c.parked() && c.parkedStatus == WarmRestart.STOPPED_FOR_REGROUP && agreement != null) {
+                    // its ranks agreed on a step with ranks of a node whose launcher asked them to stop for a regroup
+                    // before this one did: the same regroup, seen here through the ranks
+                    stopAtStepBoundary(alive, agreement.failure(epoch, options.joinTimeoutMs()).what());
+                    return new Outcome(1, null, true);
+                }
                 if (c.parked()) { // its attempt failed; its JVM waits for the next one
                     it.remove();
                     report(c, c.parkedStatus);
@@ -418,7 +430,9 @@ public final class Launcher {
             if (agreement != null && System.nanoTime() >= nextPoll) {
                 nextPoll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_OTHERS_MS);
                 if (agreement.anyFailure(epoch)) {
-                    stop(alive, "a rank on another node failed", keepWarm);
+                    NodeAgreement.Failure f = agreement.failure(epoch, options.joinTimeoutMs());
+                    if (f.regroup() && keepWarm) stopAtStepBoundary(alive, f.what());
+                    else stop(alive, f.regroup() ? f.what() : "a rank on another node failed", keepWarm);
                     return new Outcome(1, null, true);
                 }
             }
@@ -467,6 +481,64 @@ public final class Launcher {
                 stopAll(List.of(c));
             }
         }
+    }
+
+    /**
+     * A node that rejoins a job running without it starts its ranks first as warm-ups ({@link WarmRestart#WARM_UP_ENV}):
+     * they load and compile what a step uses while the others keep training, and park. Only then does the node ask to
+     * join, and the regroup restarts them warm. What they would have spent cold on the group's critical path (over half
+     * of a grow-back's restart, bench/MEASUREMENTS.md) is spent on this otherwise idle host instead. A rank that has not
+     * parked within the join timeout is stopped and starts cold.
+     */
+    private List<Child> warmUpAheadOfRejoining(String token, int port, NodeAgreement agreement, Path shmDir) {
+        int epoch = agreement.newestEpoch() + 1;
+        List<Integer> members = new ArrayList<>(agreement.members(epoch - 1));
+        members.add(options.nodeRank());
+        members.sort(null);
+        long t0 = System.nanoTime(), until = t0 + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs());
+        List<Child> ranks = start(token, port, epoch, 0, "", 0, members, shmDir, List.of(), true);
+        List<Child> ready = new ArrayList<>(), not = new ArrayList<>();
+        for (Child c : ranks) {
+            try {
+                while (!c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(20, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            (c.parked() ? ready : not).add(c);
+        }
+        stopAll(not);
+        synchronized (out) {
+            out.printf("[launcher] node %d warmed its ranks up in %.1f s before asking to rejoin the job%s%n", options.nodeRank(),
+                    (System.nanoTime() - t0) / 1e9, not.isEmpty() ? "" : "; " + not.size() + " did not park and start cold");
+        }
+        return ready;
+    }
+
+    /**
+     * Stops the ranks for a planned regroup (a node rejoins; nothing failed): each rank restarted warm is asked to
+     * finish its step, save it and park ({@link AbortSignal#requestStop}; the ranks agree among themselves on the
+     * step), so the next attempt recomputes nothing. A rank that has not parked within half the join timeout (the
+     * other nodes wait that long for this one to stop) is aborted as a failed attempt's ranks are.
+     */
+    private void stopAtStepBoundary(List<Child> ranks, String why) {
+        for (Child c : ranks) if (c.warm && c.process().isAlive() && !c.parked()) c.send(WarmRestart.STOP + why);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs() / 2);
+        List<Integer> saved = new ArrayList<>(), not = new ArrayList<>();
+        for (Child c : ranks) {
+            try {
+                while (c.warm && !c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(10, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (c.parked() && c.parkedStatus == WarmRestart.STOPPED_FOR_REGROUP) saved.add(c.rank());
+            else if (c.parked() || c.process().isAlive()) not.add(c.rank()); // else it had finished: nothing to stop
+        }
+        synchronized (out) {
+            if (not.isEmpty()) out.printf("[launcher] %s: ranks %s stopped at a step boundary, that step saved%n", why, saved);
+            else out.printf("[launcher] %s: ranks %s did not stop at a step boundary within %d ms; stopping them now%n", why, not,
+                    options.joinTimeoutMs() / 2);
+        }
+        stop(ranks, why, true);
     }
 
     private static int parseStatus(String s) {

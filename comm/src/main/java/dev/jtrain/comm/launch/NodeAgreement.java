@@ -12,7 +12,9 @@ import java.util.List;
  * How the launchers of a multi-node job agree, through the job's store, on what happened to each attempt (the part
  * of torchelastic's agent rendezvous a fixed-size job needs). Every attempt ("epoch") has its own keys:
  * <ul>
- *   <li>{@code failed}: the first failure reported by any node (first writer wins), as {@code status|what};</li>
+ *   <li>{@code failed}: the first failure reported by any node (first writer wins), as {@code status|kind|what}; kind
+ *       {@code regroup} when nothing failed and a node asks to join, so the running ranks may stop at a step boundary
+ *       after saving that step ({@link #reportRegroup});</li>
  *   <li>{@code failures}: a counter every launcher polls while its ranks run, so a failure on one node stops the
  *       ranks on all nodes;</li>
  *   <li>{@code done/N}: node N's ranks all exited 0; the job succeeds only when every node is done;</li>
@@ -47,11 +49,20 @@ final class NodeAgreement {
 
     private static String key(int epoch, String what) { return "launcher/epoch" + epoch + "/" + what; }
 
-    /** The first failure of the epoch, as reported by whichever node saw one first. */
-    record Failure(int status, String what) { }
+    /**
+     * Why the epoch ended, as reported by whichever node saw a reason first. {@code regroup}: nothing failed, the
+     * membership is to change (a node asks to join), so the running ranks may finish their step and save it before
+     * they stop, and the next epoch recomputes nothing.
+     */
+    record Failure(int status, String what, boolean regroup) { }
 
-    void reportFailure(int epoch, int status, String what) {
-        byte[] desc = (status + "|" + what).getBytes(StandardCharsets.UTF_8);
+    void reportFailure(int epoch, int status, String what) { report(epoch, status, what, false); }
+
+    /** Ends the epoch for a planned change of membership; loses to a failure reported first. */
+    void reportRegroup(int epoch, String what) { report(epoch, 1, what, true); }
+
+    private void report(int epoch, int status, String what, boolean regroup) {
+        byte[] desc = (status + "|" + (regroup ? "regroup" : "failed") + "|" + what).getBytes(StandardCharsets.UTF_8);
         store.compareSet(key(epoch, "failed"), new byte[0], desc);
         store.add(key(epoch, "failures"), 1);
     }
@@ -59,9 +70,8 @@ final class NodeAgreement {
     boolean anyFailure(int epoch) { return store.add(key(epoch, "failures"), 0) > 0; }
 
     Failure failure(int epoch, long timeoutMs) {
-        String s = new String(store.get(key(epoch, "failed"), timeoutMs), StandardCharsets.UTF_8);
-        int bar = s.indexOf('|');
-        return new Failure(Integer.parseInt(s.substring(0, bar)), s.substring(bar + 1));
+        String[] s = new String(store.get(key(epoch, "failed"), timeoutMs), StandardCharsets.UTF_8).split("\\|", 3);
+        return new Failure(Integer.parseInt(s[0]), s[2], s[1].equals("regroup"));
     }
 
     /** The nodes (launch indices, ascending) that run {@code epoch}: all of them unless the job shrank. */
@@ -150,7 +160,7 @@ final class NodeAgreement {
                 throw new LeftOutException("node " + nodeRank + " can not rejoin the job: it continues on nodes " + members(e)
                         + " and has no restart left to take this one back (" + e + " of --max-restarts " + maxRestarts + " used)");
             store.set(key(e, "join/" + nodeRank), new byte[] {1});
-            reportFailure(e, 1, "node " + nodeRank + "'s launcher asks to rejoin the job (host " + HostIdentity.name() + ")");
+            reportRegroup(e, "node " + nodeRank + "'s launcher asks to rejoin the job (host " + HostIdentity.name() + ")");
             return e + 1;
         }
         if (!exists(key(e, "started/" + nodeRank))) return -1;

@@ -34,7 +34,8 @@ import java.util.function.ToIntFunction;
  *   <li>rank's stdout → launcher: {@code READY} once, when the rank runs its attempts this way; {@code PARKED status}
  *       after an attempt failed and released its resources;</li>
  *   <li>launcher → rank's stdin: {@code abort why} (another rank failed: stop the running attempt now, see
- *       {@link AbortSignal}); {@code restart vars} (run the next attempt with these variables over the process
+ *       {@link AbortSignal}); {@code stop why} (the group is to change: stop at the next step boundary, that step
+ *       saved); {@code restart vars} (run the next attempt with these variables over the process
  *       environment, URL-encoded {@code k=v} joined by {@code &}); {@code exit status}. End of input means the launcher
  *       is gone: the rank exits with its last status.</li>
  * </ul>
@@ -44,11 +45,21 @@ import java.util.function.ToIntFunction;
 public final class WarmRestart {
     /** Set to 1 by the launcher when it restarts ranks warm. */
     public static final String ENV = "JTRAIN_WARM_RESTART";
+    /**
+     * Set to 1 for an attempt that only warms the JVM up and must not meet the group: the launcher of a node about to
+     * rejoin a running job starts its ranks this way, lets them load and compile what a step uses while the others
+     * still train, and restarts them warm into the regrouped job once they parked with {@link #WARMED_UP}.
+     */
+    public static final String WARM_UP_ENV = "JTRAIN_WARM_UP";
+    /** The status of an attempt that stopped at a step boundary on {@link AbortSignal#requestStop}, its step saved. */
+    public static final int STOPPED_FOR_REGROUP = 75; // EX_TEMPFAIL: nothing is wrong, run it again
+    /** The status of a warm-up attempt ({@link #WARM_UP_ENV}) that is done. */
+    public static final int WARMED_UP = 76;
     /** Starts the rank's control lines: a byte no text output begins with, so that they can not be mistaken. */
     static final String MARK = "\u0001jtrain-rank ";
     static final String READY = MARK + "ready";
     static final String PARKED = MARK + "parked ";
-    static final String ABORT = "abort ", RESTART = "restart ", EXIT = "exit ";
+    static final String ABORT = "abort ", STOP = "stop ", RESTART = "restart ", EXIT = "exit ";
 
     private WarmRestart() {}
 
@@ -67,6 +78,9 @@ public final class WarmRestart {
             return new Attempt(env, ManagementFactory.getRuntimeMXBean().getStartTime(), false, AbortSignal.none());
         }
     }
+
+    /** Whether this attempt is a warm-up only ({@link #WARM_UP_ENV}). */
+    public static boolean warmUpOnly(EngineEnv env) { return "1".equals(env.get(WARM_UP_ENV)); }
 
     /** Whether the launcher that started this process restarts it warm. */
     public static boolean offered(EngineEnv env) { return "1".equals(env.get(ENV)); }
@@ -119,6 +133,8 @@ public final class WarmRestart {
                     while ((line = in.readLine()) != null) {
                         if (line.startsWith(ABORT)) {
                             current.fire(line.substring(ABORT.length()));
+                        } else if (line.startsWith(STOP)) {
+                            current.requestStop(line.substring(STOP.length()));
                         } else if (line.startsWith(RESTART)) {
                             AbortSignal next = new AbortSignal();
                             current = next;

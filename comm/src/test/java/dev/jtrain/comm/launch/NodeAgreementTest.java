@@ -63,6 +63,7 @@ class NodeAgreementTest {
         assertThat(node(1).rejoinEpoch(2)).isEqualTo(2);
         assertThat(node(0).anyFailure(1)).isTrue();
         assertThat(node(0).failure(1, 1000).what()).contains("node 1's launcher asks to rejoin");
+        assertThat(node(0).failure(1, 1000).regroup()).as("nothing failed: the members may save their step first").isTrue();
         // the joiner's join timeout runs out while the members are still stopping their ranks (mid-step): it must
         // not decide the next attempt on its own, it waits for theirs
         var one = async(() -> node(1).stoppedAndAwaitOthers(1, 300, 1));
@@ -71,6 +72,20 @@ class NodeAgreementTest {
         assertThat(node(2).stoppedAndAwaitOthers(1, 5_000, 2)).containsExactly(0, 1, 2);
         assertThat(zero.get()).containsExactly(0, 1, 2);
         assertThat(one.get()).containsExactly(0, 1, 2);
+    }
+
+    @Test
+    void aFailureReportedFirstIsNotMistakenForARegroupNorARegroupForAFailure() {
+        node(1).reportFailure(0, 137, "node 1's ranks died | all of them");
+        node(2).reportRegroup(0, "node 2 asks to rejoin");
+        var f = node(0).failure(0, 1000);
+        assertThat(f.regroup()).isFalse();
+        assertThat(f.status()).isEqualTo(137);
+        assertThat(f.what()).isEqualTo("node 1's ranks died | all of them");
+
+        node(2).reportRegroup(1, "node 2 asks to rejoin");
+        node(1).reportFailure(1, 3, "rank 3 exited with status 3");
+        assertThat(node(0).failure(1, 1000)).isEqualTo(new NodeAgreement.Failure(1, "node 2 asks to rejoin", true));
     }
 
     @Test
