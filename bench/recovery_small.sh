@@ -13,8 +13,9 @@
 #      of JOIN_MS (default 60000; host 2's launcher is known gone at once): host 1's ranks continue as the whole job, each running two ranks' rows, with
 #      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option;
 #      then the same from disk (--ckpt-every K, no memory tier);
-#   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: the job grows back to
-#      4 ranks (host 2's JVMs cold); both recoveries reported.
+#   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: its ranks warm up while
+#      host 1 trains, host 1's ranks stop at a step boundary with that step saved, and the job grows back to 4 ranks;
+#      both recoveries reported.
 # Every run must end; 2, 3 and 4 also check the final model is bitwise the uninterrupted run's (same steps).
 #
 # usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
