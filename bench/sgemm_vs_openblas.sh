@@ -46,7 +46,7 @@ for t in "${THREADS[@]}"; do
       echo "sgemm_vs_openblas: jtrain benchmark failed for n=$n threads=$t:" >&2; grep -v WARNING "$ERR" >&2; exit 1
     fi
     line=$(tail -n 1 <<< "$res")
-    JT[$t,$n]=$(awk '{print $5}' <<< "$line")
+    JT[$t,$n]=$(awk '{print $(NF-1)}' <<< "$line") # GFLOP/s, before median_ms
   done
   out=$(OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" numpy 2>/dev/null)
   blas=$(grep -o "blas_lib=.*" <<< "$out" | grep -o "libopenblas[^']*" | head -n1 || true)
