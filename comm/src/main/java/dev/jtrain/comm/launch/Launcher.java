@@ -467,12 +467,7 @@ public final class Launcher {
         stopAll(cold);
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.stopGraceMs());
         for (Child c : warm) {
-            try {
-                while (!c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(10, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (!c.parked()) {
+            if (!awaitParked(c, until)) {
                 if (c.process().isAlive()) {
                     synchronized (out) {
                         out.printf("[launcher] rank %d did not stop its attempt within %d ms; killed, it restarts cold%n", c.rank(), options.stopGraceMs());
@@ -498,14 +493,7 @@ public final class Launcher {
         long t0 = System.nanoTime(), until = t0 + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs());
         List<Child> ranks = start(token, port, epoch, 0, "", 0, members, shmDir, List.of(), true);
         List<Child> ready = new ArrayList<>(), not = new ArrayList<>();
-        for (Child c : ranks) {
-            try {
-                while (!c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(20, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            (c.parked() ? ready : not).add(c);
-        }
+        for (Child c : ranks) (awaitParked(c, until) ? ready : not).add(c);
         stopAll(not);
         synchronized (out) {
             out.printf("[launcher] node %d warmed its ranks up in %.1f s before asking to rejoin the job%s%n", options.nodeRank(),
@@ -525,11 +513,7 @@ public final class Launcher {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs() / 2);
         List<Integer> saved = new ArrayList<>(), not = new ArrayList<>();
         for (Child c : ranks) {
-            try {
-                while (c.warm && !c.parked() && c.process().isAlive() && System.nanoTime() < until) c.process().waitFor(10, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            if (c.warm) awaitParked(c, until);
             if (c.parked() && c.parkedStatus == WarmRestart.STOPPED_FOR_REGROUP) saved.add(c.rank());
             else if (c.parked() || c.process().isAlive()) not.add(c.rank()); // else it had finished: nothing to stop
         }
@@ -539,6 +523,16 @@ public final class Launcher {
                     options.joinTimeoutMs() / 2);
         }
         stop(ranks, why, true);
+    }
+
+    /** Waits until {@code c} has parked, has exited, or {@code untilNanos} has come; whether it parked. */
+    private static boolean awaitParked(Child c, long untilNanos) {
+        try {
+            while (!c.parked() && c.process().isAlive() && System.nanoTime() < untilNanos) c.process().waitFor(10, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return c.parked();
     }
 
     private static int parseStatus(String s) {
