@@ -12,19 +12,22 @@ import java.util.Set;
  * Off Linux or x86-64 nothing is reported, and the kernels that need it take their portable path.
  *
  * @param avx512bf16 {@code vdpbf16ps}, the bf16 pair dot product (Cooper Lake, Sapphire Rapids, Zen 4 and later)
+ * @param avx2Fma    256-bit integer vectors and fused multiply-add (Haswell, Zen and later)
  */
-public record CpuFeatures(boolean avx512bf16) {
+public record CpuFeatures(boolean avx512bf16, boolean avx2Fma) {
+    private static final CpuFeatures NONE = new CpuFeatures(false, false);
+
     /** This machine's features. */
     public static final CpuFeatures CURRENT = detect();
 
     private static CpuFeatures detect() {
         String arch = System.getProperty("os.arch", "");
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")
-                || !(arch.equals("amd64") || arch.equals("x86_64"))) return new CpuFeatures(false);
+                || !(arch.equals("amd64") || arch.equals("x86_64"))) return NONE;
         try {
             return parse(Files.readString(Path.of("/proc/cpuinfo")));
         } catch (IOException | RuntimeException e) {
-            return new CpuFeatures(false);
+            return NONE;
         }
     }
 
@@ -34,8 +37,9 @@ public record CpuFeatures(boolean avx512bf16) {
             if (!line.startsWith("flags")) continue;
             int colon = line.indexOf(':');
             Set<String> flags = Set.of(line.substring(colon + 1).trim().split("\\s+"));
-            return new CpuFeatures(flags.contains("avx512_bf16") && flags.contains("avx512f"));
+            return new CpuFeatures(flags.contains("avx512_bf16") && flags.contains("avx512f"),
+                    flags.contains("avx2") && flags.contains("fma"));
         }
-        return new CpuFeatures(false);
+        return NONE;
     }
 }

@@ -19,8 +19,13 @@ import java.util.Set;
  * @param bf16Kernel  how bf16 matmuls run ({@code -Djtrain.bf16.kernel}): {@code auto} = the CPU's bf16
  *                    instructions where it has them, else fp32 compute on bf16-rounded operands; {@code native}
  *                    = those instructions or fail at start; {@code fp32} = always the fp32 fallback
+ * @param sgemmKernel how the 256-bit fp32 micro-kernel runs ({@code -Djtrain.sgemm.kernel}): {@code auto} = the
+ *                    AVX2 + FMA machine-code kernel where the 256-bit tile is chosen and the CPU has them, else the
+ *                    Vector API; {@code native} = the machine-code kernel (which implies the 256-bit, 6-row tile) or
+ *                    fail at start; {@code vector} = always the Vector API
  */
-public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, String bf16Kernel) {
+public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, String bf16Kernel,
+                            String sgemmKernel) {
     public static final String THREADS_ENV = "JTRAIN_THREADS";
 
     /** This JVM's settings. */
@@ -36,6 +41,13 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
         if (!Set.of("auto", "native", "fp32").contains(bf16Kernel)) {
             throw new IllegalArgumentException("jtrain.bf16.kernel must be auto, native or fp32: " + bf16Kernel);
         }
+        if (!Set.of("auto", "native", "vector").contains(sgemmKernel)) {
+            throw new IllegalArgumentException("jtrain.sgemm.kernel must be auto, native or vector: " + sgemmKernel);
+        }
+        if (sgemmKernel.equals("native") && (vectorBits == 512 || sgemmMr == 12)) {
+            throw new IllegalArgumentException("jtrain.sgemm.kernel=native runs the 256-bit 6-row tile, but "
+                    + (vectorBits == 512 ? "jtrain.sgemm.vectorBits=512" : "jtrain.sgemm.mr=12") + " asks for another; drop one of the two");
+        }
     }
 
     static KernelOptions from(Properties props, Map<String, String> env) {
@@ -46,7 +58,8 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
                 (int) number(props.getProperty("jtrain.sgemm.mr"), "jtrain.sgemm.mr", 0),
                 (int) number(props.getProperty("jtrain.sgemm.smallM"), "jtrain.sgemm.smallM", 16),
                 number(props.getProperty("jtrain.sgemm.smallVolume"), "jtrain.sgemm.smallVolume", 80L * 80 * 80),
-                props.getProperty("jtrain.bf16.kernel", "auto").trim());
+                props.getProperty("jtrain.bf16.kernel", "auto").trim(),
+                props.getProperty("jtrain.sgemm.kernel", "auto").trim());
     }
 
     private static int positive(String v, String name, int dflt) {

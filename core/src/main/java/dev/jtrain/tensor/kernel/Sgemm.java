@@ -124,6 +124,11 @@ public final class Sgemm {
                 beta, c, cOff, ldc, strideC);
     }
 
+    /** One line saying which micro-kernel fp32 products run on here (and why not the machine code, where it could). */
+    public static String backend() {
+        return SgemmKernel.backend();
+    }
+
     /** Plain triple loop, accumulating in double; the oracle every optimised path is tested against. */
     public static void reference(boolean transA, boolean transB, int m, int n, int k, float alpha,
                                  float[] a, int aOff, int lda, float[] b, int bOff, int ldb,

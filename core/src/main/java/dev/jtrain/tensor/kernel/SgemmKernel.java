@@ -18,6 +18,9 @@ import jdk.incubator.vector.VectorSpecies;
  * halves), but the whole GEMM is slower with 256-bit: twice the instructions and half-width packing copies
  * (bench/MEASUREMENTS.md, "vector width"). Hence 512-bit wherever it is the preferred species.
  *
+ * <p>On CPUs without AVX-512 the 6 x 16 tiles run on machine code instead ({@link SgemmAvx2Kernel}, {@link #NATIVE}):
+ * the Java kernel's A broadcasts compete with its FMAs for the FP pipes there. Same operations, same bits.
+ *
  * <p>Why the accumulators are spilled to {@code tile} instead of being written to C in the kernel: a kernel
  * that also holds the alpha/beta/edge write-back grows past what C1 can compile ("out of virtual registers"),
  * and tiered compilation then sometimes leaves it in C1 code, where every vector op allocates and the kernel runs
@@ -29,7 +32,10 @@ import jdk.incubator.vector.VectorSpecies;
 final class SgemmKernel {
     private SgemmKernel() {}
 
-    /** 512-bit on AVX-512 machines, else 256-bit; {@code -Djtrain.sgemm.vectorBits=256} forces the narrow one. */
+    /**
+     * 512-bit on AVX-512 machines, else 256-bit; {@code -Djtrain.sgemm.vectorBits=256} (or
+     * {@code -Djtrain.sgemm.kernel=native}, whose machine code is 256-bit) forces the narrow one.
+     */
     static final VectorSpecies<Float> S = pickSpecies();
     /** Lanes per vector. */
     static final int L = S.length();
@@ -37,16 +43,41 @@ final class SgemmKernel {
     static final int NR = 2 * L;
     /** Rows of a micro-tile: 12 when 32 vector registers exist (AVX-512), else 6. */
     static final int MR = pickMr();
+    /**
+     * Whether the 6 x 16 tiles run on the AVX2 + FMA machine code ({@link SgemmAvx2Kernel}) rather than
+     * {@link SgemmMicroKernels#kernel6}: on CPUs without AVX-512, unless {@code -Djtrain.sgemm.kernel=vector}.
+     */
+    static final boolean NATIVE = resolveNative();
 
     private static VectorSpecies<Float> pickSpecies() {
         int bits = KernelOptions.CURRENT.vectorBits();
-        if (bits == 256) return FloatVector.SPECIES_256;
+        if (bits == 256 || KernelOptions.CURRENT.sgemmKernel().equals("native")) return FloatVector.SPECIES_256;
         if (bits == 512) return FloatVector.SPECIES_512;
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
     }
 
+    private static boolean resolveNative() {
+        String mode = KernelOptions.CURRENT.sgemmKernel();
+        if (mode.equals("vector") || MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
+        if (mode.equals("native") && !SgemmAvx2Kernel.available()) {
+            throw new IllegalStateException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
+                    + SgemmAvx2Kernel.unavailableReason() + "; use auto (falls back to the Vector API) instead");
+        }
+        return SgemmAvx2Kernel.available();
+    }
+
+    /** One line saying which fp32 micro-kernel runs on this machine. */
+    static String backend() {
+        if (NATIVE) return "fp32 matmuls: AVX2 + FMA machine-code micro-kernel, " + MR + " x " + NR + " tiles";
+        String why = MR == SgemmAvx2Kernel.MR && NR == SgemmAvx2Kernel.NR
+                ? " (" + (KernelOptions.CURRENT.sgemmKernel().equals("vector") ? "jtrain.sgemm.kernel=vector"
+                : SgemmAvx2Kernel.unavailableReason()) + ")" : "";
+        return "fp32 matmuls: Vector API micro-kernel, " + S.vectorBitSize() + "-bit, " + MR + " x " + NR + " tiles" + why;
+    }
+
     private static int pickMr() {
         if (KernelOptions.CURRENT.sgemmMr() != 0) return KernelOptions.CURRENT.sgemmMr();
+        if (KernelOptions.CURRENT.sgemmKernel().equals("native")) return 6;
         // AVX-512 (and only it) doubles the register file to 32; the preferred species tells us which we have.
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? 12 : 6;
     }

@@ -27,6 +27,9 @@ import jdk.incubator.vector.VectorMask;
  * <p>Threading: stateless; each thread packs into its own buffers.
  */
 final class SgemmPack {
+    /** Whether masked vector loads and stores are single instructions (AVX-512 mask registers). */
+    private static final boolean MASKED_MOVES_ARE_FAST = FloatVector.SPECIES_PREFERRED.length() >= 16;
+
     private SgemmPack() {}
 
     /**
@@ -38,7 +41,15 @@ final class SgemmPack {
     static void packA(boolean transA, float[] a, int aOff, int lda, int i0, int p0, int mc, int kc, float[] ap) {
         for (int ip = 0, base = 0; ip < mc; ip += MR, base += MR * KC) {
             int rows = Math.min(MR, mc - ip);
-            if (transA) {
+            if (transA && !MASKED_MOVES_ARE_FAST) {
+                // AVX2: the 6 of 8 lanes would need masked moves, which the JIT does not compile to one instruction
+                // there (profiles show Mask.firstTrue in the interpreter-like fallback); 6 plain copies are cheaper.
+                int src = aOff + p0 * lda + i0 + ip;
+                for (int p = 0, dst = base; p < kc; p++, dst += MR, src += lda) {
+                    for (int r = 0; r < rows; r++) ap[dst + r] = a[src + r];
+                    for (int r = rows; r < MR; r++) ap[dst + r] = 0f;
+                }
+            } else if (transA) {
                 for (int q = 0; q < MR; q += L) {
                     VectorMask<Float> load = S.indexInRange(q, rows);
                     VectorMask<Float> store = S.indexInRange(q, MR);

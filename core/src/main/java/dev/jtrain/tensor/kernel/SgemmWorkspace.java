@@ -6,6 +6,8 @@ import static dev.jtrain.tensor.kernel.Sgemm.NC;
 import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
 import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * One thread's packing buffers and the blocked loop nest that uses them (see {@link Sgemm} for the loop
  * order and block sizes). Buffers grow to the largest block seen and are then reused, so steady-state calls
@@ -17,6 +19,8 @@ final class SgemmWorkspace {
     private float[] ap = new float[0];
     private final float[] bp = new float[KC * NC];
     private final float[] tile = new float[MR * NR];
+    /** With {@link SgemmKernel#NATIVE}: the MR x NC results that cannot go straight into C, rows NC apart. */
+    private final float[] tiles = SgemmKernel.NATIVE ? new float[MR * NC] : tile;
     private float[] row = new float[0];
 
     /** The MR x NR accumulator spill tile. */
@@ -61,12 +65,46 @@ final class SgemmWorkspace {
     /** Sweeps the packed blocks: A micro-panel fixed (L1) while B micro-panels stream from L2. */
     private void macroKernel(boolean rowA, int kc, int mc, int nc, float alpha, float beta,
                              float[] c, int cOff, int ldc) {
+        if (SgemmKernel.NATIVE) {
+            nativeMacroKernel(rowA, kc, mc, nc, alpha, beta, c, cOff, ldc);
+            return;
+        }
         for (int ir = 0; ir < mc; ir += MR) {
             int rows = Math.min(MR, mc - ir);
             int apOff = ir * KC;
             for (int jr = 0; jr < nc; jr += NR) {
                 SgemmKernel.kernel(rowA, kc, ap, apOff, bp, jr * kc, tile);
                 SgemmKernel.writeBack(tile, c, cOff + ir * ldc + jr, ldc, alpha, beta, rows, Math.min(NR, nc - jr));
+            }
+        }
+    }
+
+    /**
+     * As {@link #macroKernel}, one machine-code call per A micro-panel sweeping all B micro-panels. Full tiles with
+     * alpha = 1 and beta = 0 or 1 (every product autograd asks for) are stored or added into C by the kernel, as the
+     * Java write-back would (1 * acc is acc; c + acc is one rounding either way); the rest go through {@code tiles}
+     * and {@link SgemmKernel#writeBack}.
+     */
+    private void nativeMacroKernel(boolean rowA, int kc, int mc, int nc, float alpha, float beta,
+                                   float[] c, int cOff, int ldc) {
+        MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp), cSeg = MemorySegment.ofArray(c);
+        MemorySegment tileSeg = MemorySegment.ofArray(tiles);
+        boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
+        int panels = (nc + NR - 1) / NR, full = nc / NR;
+        for (int ir = 0; ir < mc; ir += MR) {
+            int rows = Math.min(MR, mc - ir);
+            MemorySegment panel = apSeg.asSlice((long) ir * KC * Float.BYTES);
+            int cRow = cOff + ir * ldc;
+            int viaTiles = 0; // first B panel that goes through the tile buffer
+            if (direct && rows == MR && full > 0) {
+                SgemmAvx2Kernel.run(panel, rowA ? KC : 0, bpSeg, kc, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc,
+                        beta == 1f);
+                viaTiles = full;
+            }
+            if (viaTiles < panels) {
+                SgemmAvx2Kernel.run(panel, rowA ? KC : 0, bpSeg.asSlice((long) viaTiles * kc * NR * Float.BYTES), kc,
+                        panels - viaTiles, tileSeg, NC, false);
+                SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
             }
         }
     }

@@ -17,7 +17,7 @@ class KernelOptionsTest {
 
     @Test
     void defaultsWhenNothingIsSet() {
-        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80, "auto"));
+        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80, "auto", "auto"));
     }
 
     @Test
@@ -33,6 +33,11 @@ class KernelOptionsTest {
         assertThat(o.sgemmMr()).isEqualTo(6);
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.vectorBits", "128"), Map.of())).hasMessageContaining("256 or 512");
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.mr", "8"), Map.of())).hasMessageContaining("6 or 12");
+        assertThat(KernelOptions.from(props("jtrain.sgemm.kernel", "vector"), Map.of()).sgemmKernel()).isEqualTo("vector");
+        assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.kernel", "asm"), Map.of()))
+                .hasMessageContaining("jtrain.sgemm.kernel must be auto, native or vector");
+        assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.kernel", "native", "jtrain.sgemm.mr", "12"), Map.of()))
+                .hasMessageContaining("jtrain.sgemm.mr=12");
     }
 
     @Test
