@@ -17,6 +17,7 @@
 # so the Java-to-native transition and the write-back cost once per 12 rows of a block, not once per tile.
 #
 # vdpbf16ps acc, b, a: acc[i] += b[2i] * a[2i] + b[2i+1] * a[2i+1] in fp32 (round to nearest even, denormals as 0).
+
     .intel_syntax noprefix
     .text
     .globl bf16_kernel

@@ -7,6 +7,8 @@ by hand: change MR/NV here, not in the .S. Bf16Gemm.MR/NR must match."""
 MR, NV = 12, 2          # 12 rows x 2 vectors of 16 columns: 24 accumulators + 2 B + 2 broadcasts of 32 zmm
 NR = 16 * NV
 B0, A0 = MR * NV, MR * NV + NV
+from kernel_frame import prologue, write_tile_and_next_panel
+
 out = []
 e = out.append
 
@@ -29,21 +31,8 @@ e(f"""# bf16 GEMM micro-kernel for x86-64 with AVX512_BF16 (System V ABI). Gener
 # so the Java-to-native transition and the write-back cost once per {MR} rows of a block, not once per tile.
 #
 # vdpbf16ps acc, b, a: acc[i] += b[2i] * a[2i] + b[2i+1] * a[2i+1] in fp32 (round to nearest even, denormals as 0).
-    .intel_syntax noprefix
-    .text
-    .globl bf16_kernel
-bf16_kernel:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp+48]           # astride
-    mov r11, [rsp+56]           # accumulate
-    lea r13, [r10+r10*2]        # 3 * astride
-    test r8, r8
-    jz 90f
-10:""")
+""")
+prologue(e, "bf16_kernel")
 for i in range(MR * NV):
     e(f"    vpxord zmm{i}, zmm{i}, zmm{i}")
 e("""    mov r14, rcx                # k pairs left
@@ -84,31 +73,5 @@ e("""    add rax, 4
     dec r14
     jnz 31b""")
 
-# write the tile: row r at out + ldo * r
-e("""40:
-    mov r15, rdx
-    test r11, r11
-    jz 50f""")
-for r in range(MR):
-    for v in range(NV):
-        e(f"    vaddps zmm{NV * r + v}, zmm{NV * r + v}, [r15+{64 * v}]")
-        e(f"    vmovups [r15+{64 * v}], zmm{NV * r + v}")
-    e("    add r15, r9")
-e("    jmp 60f\n50:")
-for r in range(MR):
-    for v in range(NV):
-        e(f"    vmovups [r15+{64 * v}], zmm{NV * r + v}")
-    e("    add r15, r9")
-e(f"""60:
-    add rdx, {4 * NR}
-    dec r8
-    jnz 10b
-90:
-    vzeroupper
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop rbx
-    ret""")
+write_tile_and_next_panel(e, MR, NV, "zmm", 64)
 print("\n".join(out))

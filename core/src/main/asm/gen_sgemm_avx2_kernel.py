@@ -8,6 +8,8 @@ SgemmKernel.MR/NR (6 and 16 on the 256-bit path) must match."""
 MR, NV, UNROLL = 6, 2, 4    # 6 rows x 2 vectors of 8 columns: 12 accumulators + 2 B + 2 broadcasts of 16 ymm
 NR = 8 * NV
 B0, A0 = MR * NV, MR * NV + NV
+from kernel_frame import prologue, write_tile_and_next_panel
+
 out = []
 e = out.append
 
@@ -35,21 +37,8 @@ e(f"""# fp32 GEMM micro-kernel for x86-64 with AVX2 and FMA (System V ABI). Gene
 #
 # Every element is summed over p in order, one vfmadd231ps (acc = b * a + acc, rounded once) per step from zero,
 # then added to C in one vaddps: the operations and order of the Java kernel, so both give the same bits.
-    .intel_syntax noprefix
-    .text
-    .globl sgemm_avx2_kernel
-sgemm_avx2_kernel:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp+48]           # astride
-    mov r11, [rsp+56]           # accumulate
-    lea r13, [r10+r10*2]        # 3 * astride
-    test r8, r8
-    jz 90f
-10:""")
+""")
+prologue(e, "sgemm_avx2_kernel")
 for i in range(MR * NV):
     e(f"    vxorps ymm{i}, ymm{i}, ymm{i}")
 e("""    mov rax, rdi
@@ -95,31 +84,5 @@ assert MR == 6
 off = ["", "+r10", "+r10*2"]
 loops(30, lambda r, u: f"[{'rax' if r < 3 else 'rbx'}{off[r % 3]}+{4 * u}]", {"rax": 4, "rbx": 4})
 
-# write the tile: row r at out + ldo * r
-e("""40:
-    mov r15, rdx
-    test r11, r11
-    jz 50f""")
-for r in range(MR):
-    for v in range(NV):
-        e(f"    vaddps ymm{NV * r + v}, ymm{NV * r + v}, [r15+{32 * v}]")
-        e(f"    vmovups [r15+{32 * v}], ymm{NV * r + v}")
-    e("    add r15, r9")
-e("    jmp 60f\n50:")
-for r in range(MR):
-    for v in range(NV):
-        e(f"    vmovups [r15+{32 * v}], ymm{NV * r + v}")
-    e("    add r15, r9")
-e(f"""60:
-    add rdx, {4 * NR}
-    dec r8
-    jnz 10b
-90:
-    vzeroupper
-    pop r15
-    pop r14
-    pop r13
-    pop r12
-    pop rbx
-    ret""")
+write_tile_and_next_panel(e, MR, NV, "ymm", 32)
 print("\n".join(out))

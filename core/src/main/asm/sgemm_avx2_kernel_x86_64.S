@@ -22,6 +22,7 @@
 #
 # Every element is summed over p in order, one vfmadd231ps (acc = b * a + acc, rounded once) per step from zero,
 # then added to C in one vaddps: the operations and order of the Java kernel, so both give the same bits.
+
     .intel_syntax noprefix
     .text
     .globl sgemm_avx2_kernel

@@ -4,8 +4,6 @@ import dev.jtrain.checkpoint.storage.posix.CheckpointDirectory;
 import dev.jtrain.checkpoint.CheckpointException;
 import dev.jtrain.checkpoint.Checkpointer;
 import dev.jtrain.checkpoint.CheckpointerOptions;
-import dev.jtrain.checkpoint.LoadOptions;
-import dev.jtrain.checkpoint.LoadReport;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage;
 import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
 import dev.jtrain.comm.algo.PairwiseOrder;
@@ -188,7 +186,7 @@ final class TrainCommand implements Callable<Integer> {
         if (threads != null) Parallel.setThreads(threads);
         TrainSettings s = TrainSettings.load(preset);
         applyOverrides(s);
-        if (worker && WarmRestart.warmUpOnly(env)) return warmUp(s, ranks.get(), env.vars());
+        if (worker && WarmRestart.warmUpOnly(env)) return warmUp(s, ranks.get());
         ProcessGroup pg = worker ? ProcessGroups.init(env) : null;
         if (pg != null) run.abort().onAbort(why -> pg.abort(new CommException("rank " + pg.rank() + ": its launcher stopped this"
                 + " attempt (" + why + ")"), 0));
@@ -218,7 +216,7 @@ final class TrainCommand implements Callable<Integer> {
      * (bench/MEASUREMENTS.md, "Compile work and cold code of a restarted rank"); this moves that off the group's
      * critical path, onto a host that would otherwise wait idle.
      */
-    private int warmUp(TrainSettings s, RankLayout layout, Map<String, String> env) {
+    private int warmUp(TrainSettings s, RankLayout layout) {
         long t0 = System.nanoTime();
         if (threads == null && layout.localWorldSize() > 1 && KernelOptions.CURRENT.threads() == 0)
             Parallel.setThreads(CpuBinding.threadsPerLocalRank(layout.localWorldSize()));
@@ -237,34 +235,9 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 FlatParameters.of(model), p -> DataParallel.create(p, model, null, dpo, null));
         trainer.run(new TrainListener() {});
-        String read = memCkptEvery > 0 ? readNewestForWarmUp(trainer, env) : "";
-        System.out.printf("warmed up ahead of rejoining the job: %d steps of this rank's rows alone%s in %.1f s%n", WARM_UP_STEPS,
-                read, (System.nanoTime() - t0) / 1e9);
+        System.out.printf("warmed up ahead of rejoining the job: %d steps of this rank's rows alone in %.1f s%n", WARM_UP_STEPS,
+                (System.nanoTime() - t0) / 1e9);
         return WarmRestart.WARMED_UP;
-    }
-
-    /**
-     * Reads the job's newest in-memory checkpoint into the warm-up's own model, alone, through the holders the
-     * regrouped attempt will load from: the grow-back's load then runs in compiled code over open paths, which on a
-     * cold rank took 2.6x as long as on a warm one (bench/MEASUREMENTS.md, "Growing back without a lost step").
-     * Read only: {@link LoadOptions#latest()} sets nothing aside, and a save or eviction racing the read only makes
-     * it fail, which costs the warm-up nothing. Returns what it did, for the warm-up's line.
-     */
-    private String readNewestForWarmUp(Trainer trainer, Map<String, String> env) {
-        String holders = env.get(RendezvousEnv.CKPT_HOLDERS);
-        if (holders == null || holders.isBlank()) return "";
-        List<String> addresses = List.of(holders.split(","));
-        int node = Integer.parseInt(env.getOrDefault(RendezvousEnv.NODE_RANK, "0"));
-        Placement placement = addresses.size() > 1 && zero == 0 ? Placement.OWN_NODE : Placement.BUDDY;
-        long t0 = System.nanoTime();
-        try (PeerMemoryStorage storage = PeerMemoryStorage.connect(addresses, node, env.get(RendezvousEnv.JOB_TOKEN), 10_000, null,
-                placement); Checkpointer reader = new Checkpointer(null, CheckpointerOptions.fromSystemProperties(), storage)) {
-            LoadReport r = trainer.resume(reader, MEMORY_ROOT, LoadOptions.latest());
-            return String.format(", then read the job's step %d from the nodes' memory (%.1f MiB in %.2f s)", r.step(),
-                    r.bytesRead() / 1048576.0, (System.nanoTime() - t0) / 1e9);
-        } catch (RuntimeException e) {
-            return ", but could not read the job's newest checkpoint (" + e.getMessage() + ")";
-        }
     }
 
     /** Enough for the kernels of a step to reach their final compiled form (C2 after OSR) on a cold JVM. */

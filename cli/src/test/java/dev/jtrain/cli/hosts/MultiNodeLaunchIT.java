@@ -324,8 +324,6 @@ class MultiNodeLaunchIT {
         assertThat(o2).contains("warmed up ahead of rejoining the job: 3 steps of this rank's rows alone",
                 "[launcher] node 1 warmed its ranks up in", "rank 2 continues in its JVM (warm restart",
                 "rank 3 continues in its JVM (warm restart").doesNotContain("did not park");
-        // ... and read the job's newest in-memory checkpoint through host 1's launcher, so the grow-back's load is warm too
-        assertThat(o2).contains("then read the job's step").doesNotContain("could not read the job's newest checkpoint");
         assertThat(o1).as("host 1's ranks continue warm through both restarts").contains("rank 0 continues in its JVM (warm restart");
         // nothing failed when host 2 came back: host 1's ranks finished their step and saved it before they stopped
         assertThat(o1).contains("asks to rejoin the job (host jt-node2): ranks [0, 1] stopped at a step boundary, that step saved",

@@ -491,11 +491,7 @@ public final class Launcher {
         members.add(options.nodeRank());
         members.sort(null);
         long t0 = System.nanoTime(), until = t0 + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs());
-        // The holders of the attempt to come: the warm-up reads the job's newest in-memory checkpoint through them,
-        // so that the code and connections of the grow-back's load are warm too.
-        String holders = String.join(",", agreement.holders(members, options.joinTimeoutMs()));
-        long budget = agreement.holderBudget(members, options.joinTimeoutMs());
-        List<Child> ranks = start(token, port, epoch, 0, holders, budget, members, shmDir, List.of(), true);
+        List<Child> ranks = start(token, port, epoch, 0, "", 0, members, shmDir, List.of(), true);
         List<Child> ready = new ArrayList<>(), not = new ArrayList<>();
         for (Child c : ranks) (awaitParked(c, until) ? ready : not).add(c);
         stopAll(not);

@@ -1,0 +1,56 @@
+"""What the GEMM micro-kernel generators (gen_*_kernel.py) share: the System V frame of a kernel with the signature
+    void kernel(const void *ap, const void *bp, float *out, long k, long panels, long ldo, long astride, long accumulate)
+and the write-back of its MR x NV-vector tile into `out`, stored or added. Not run by assemble.sh itself (its name
+does not start with gen_)."""
+
+
+def prologue(e, name):
+    """Saves the callee-saved registers the kernels use, loads astride into r10, accumulate into r11 and 3 * astride
+    into r13, and returns at once when there are no panels. The panel loop starts at label 10."""
+    e(f"""    .intel_syntax noprefix
+    .text
+    .globl {name}
+{name}:
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov r10, [rsp+48]           # astride
+    mov r11, [rsp+56]           # accumulate
+    lea r13, [r10+r10*2]        # 3 * astride
+    test r8, r8
+    jz 90f
+10:""")
+
+
+def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes):
+    """Label 40: stores (accumulate == 0) or adds (else) accumulator registers reg0 .. reg(mr*nv - 1) into the tile at
+    rdx, row r at rdx + ldo * r, one vaddps per vector so that out + acc is rounded once; then moves rdx to the next
+    panel's columns and loops to label 10 while panels are left, and returns (label 90)."""
+    e("""40:
+    mov r15, rdx
+    test r11, r11
+    jz 50f""")
+    for r in range(mr):
+        for v in range(nv):
+            e(f"    vaddps {reg}{nv * r + v}, {reg}{nv * r + v}, [r15+{vector_bytes * v}]")
+            e(f"    vmovups [r15+{vector_bytes * v}], {reg}{nv * r + v}")
+        e("    add r15, r9")
+    e("    jmp 60f\n50:")
+    for r in range(mr):
+        for v in range(nv):
+            e(f"    vmovups [r15+{vector_bytes * v}], {reg}{nv * r + v}")
+        e("    add r15, r9")
+    e(f"""60:
+    add rdx, {vector_bytes * nv}
+    dec r8
+    jnz 10b
+90:
+    vzeroupper
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    ret""")
