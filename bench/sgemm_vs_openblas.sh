@@ -41,7 +41,7 @@ ERR=$(mktemp); trap 'rm -f "$ERR"' EXIT
 declare -A JT OB
 for t in "${THREADS[@]}"; do
   for n in "${SIZES[@]}"; do
-    if ! res=$("$JAVA" --add-modules jdk.incubator.vector -XX:+UseParallelGC -cp "$CLASSES" \
+    if ! res=$("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$CLASSES" \
            dev.jtrain.tensor.kernel.MatmulBenchmark --size "$n" --threads "$t" 2>"$ERR"); then
       echo "sgemm_vs_openblas: jtrain benchmark failed for n=$n threads=$t:" >&2; grep -v WARNING "$ERR" >&2; exit 1
     fi

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.jtrain.tensor.kernel.MatmulBenchmark;
 import dev.jtrain.tensor.kernel.Bf16Gemm;
+import dev.jtrain.tensor.kernel.Sgemm;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Precision;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ final class BenchMatmulCommand implements Callable<Integer> {
     public Integer call() throws JsonProcessingException {
         List<Integer> ts = threads == null || threads.isEmpty() ? List.of(Parallel.threads()) : threads;
         Precision precision = Precision.parse(dtype);
-        if (precision == Precision.BF16) spec.commandLine().getErr().println("jtrain: " + Bf16Gemm.backend());
+        spec.commandLine().getErr().println("jtrain: " + (precision == Precision.BF16 ? Bf16Gemm.backend() : Sgemm.backend()));
         List<MatmulBenchmark.Result> results = new ArrayList<>();
         for (int t : ts) {
             if (t < 1) throw new IllegalArgumentException("--threads must be >= 1, got " + t);
