@@ -13,13 +13,17 @@
 #      of JOIN_MS (default 60000; host 2's launcher is known gone at once): host 1's ranks continue as the whole job, each running two ranks' rows, with
 #      --grad-reduce ordered (gradients summed in one fixed order), against an uninterrupted run with the same option;
 #      then the same from disk (--ckpt-every K, no memory tier);
+#   6. a hot spare (PART=spare only): the job as in 2, with no --min-nodes, and a spare launcher (`launch --spare`) on a
+#      third emulated host pinned to host 2's CPU (the CPU a replacement machine would bring); its ranks warm up while
+#      the job trains; host 2 SIGKILLed with its launcher at step KILL_AT once the spare stands by (later if it is not
+#      ready by then); the spare takes node 1's place and the job restarts at full size;
 #   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: its ranks warm up while
 #      host 1 trains, host 1's ranks stop at a step boundary with that step saved, and the job grows back to 4 ranks;
 #      both recoveries reported.
 # Every run must end; 2, 3 and 4 also check the final model is bitwise the uninterrupted run's (same steps).
 #
 # usage: bench/recovery_small.sh [STEPS] [K] [KILL_AT]     (default 60, 10, 35)
-#        PART=overhead|ram|disk|shrink|regrow runs one part only (regrow runs only when asked); KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
+#        PART=overhead|ram|disk|shrink|regrow|spare runs one part only (regrow and spare run only when asked); KEEP=1 keeps the logs and metrics; EXTRA="--trace" adds train
 #        options to every run; LAUNCH_EXTRA="--cold-restarts" launcher options (cold: the surviving host's ranks are
 #        started anew too, instead of continuing in their JVMs)
 # needs: root, test/hosts (iproute2); the jtrain jar built (./jtrain builds it).
@@ -29,6 +33,7 @@ STEPS=${1:-60}
 K=${2:-10}
 KILL_AT=${3:-35}
 NAME=recovery_small
+[ "${PART:-}" = spare ] && export NHOSTS=3 # the spare's host
 # shellcheck source=bench/lib/two_hosts.sh
 source "$ROOT/bench/lib/two_hosts.sh"
 export JTRAIN_JOB_TOKEN=bench-$$
@@ -109,6 +114,30 @@ regrow() {
   RESTARTS=2 JOIN=${JOIN_MS:-60000} LAUNCH_EXTRA="${LAUNCH_EXTRA:-} --min-nodes 1" launcher 2 "$OUT/$name-2b.log" --out "$OUT/$name" "$@"; b=$PID
   wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
   wait "$b" || { tail -30 "$OUT/$name-2b.log" >&2; exit 1; }
+}
+
+# spare NAME TRAIN-ARGS...: as killed, with a spare launcher on host 3 instead of host 2's launcher started again
+spare() {
+  local name=$1; shift
+  PORT=$((PORT + 1))
+  local a s
+  launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
+  launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
+  local cpus; cpus=$(JT_HOST_CPUS=split "$HOSTS" cpus 2)
+  JT_HOST_CPU_LIST=$cpus "$HOSTS" exec 3 "${JTL[@]}" launch --nnodes 2 --spare --master-addr jt-node1 --master-port $PORT \
+    --nproc-per-node 2 --max-restarts "${RESTARTS:-1}" --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
+    "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress --out "$OUT/$name" "$@" ${EXTRA:-} \
+    > "$OUT/$name-3.log" 2>&1 &
+  s=$!
+  until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ] && grep -q 'spare warmed its ranks up' "$OUT/$name-3.log"; do
+    kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+    kill -0 "$s" 2>/dev/null || { tail -30 "$OUT/$name-3.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  echo "   spare ready: $(grep -h 'spare warmed' "$OUT/$name-3.log" | sed 's/^\[launcher\] //'); host 2 killed at step $(steps_done "$OUT/$name")"
+  "$HOSTS" kill 2 >/dev/null 2>&1
+  wait "$a" || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
+  wait "$s" || { tail -30 "$OUT/$name-3.log" >&2; exit 1; }
 }
 
 # summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms" for one run:
@@ -211,6 +240,16 @@ after = mean([r["stepMs"] for r in alone if r["step"] > kill + 2])
 print(f"   step time on 2 hosts {fast:.0f} ms with the fast reduction, {before:.0f} ms ordered ({before / fast:.3f}x);"
       f" on host 1 alone {after:.0f} ms ({after / before:.2f}x the ordered 2-host step)")
 EOF
+fi
+
+if [ "$PART" = spare ]; then
+run plain
+echo "-- a spare on host 3 (host 2's CPU) takes host 2's place (no --min-nodes: the job keeps its 2 nodes)"
+spare withspare --ckpt-dir "$OUT/withspare-ckpt" --ckpt-every 50 --mem-ckpt-every "$K" --resume
+echo "   $(recovery "$OUT/withspare")"
+echo "   $(same_model "$OUT/withspare")"
+grep -h "takes the place\|replaces a launcher\|continues in its JVM" "$OUT"/withspare-3.log | sed 's/^/   /'
+grep -h "resumed from" "$OUT"/withspare-1.log | sed 's/^/   /'
 fi
 
 if [ "$PART" = regrow ]; then

@@ -8,7 +8,7 @@ export JT_HOST_CPUS=${JT_HOST_CPUS:-split}
 "$ROOT/jtrain" --version >/dev/null 2>&1 || true # builds the jar if needed
 OUT=$(mktemp -d)
 trap '"$HOSTS" down >/dev/null 2>&1 || true; [ -n "${KEEP:-}" ] && echo "logs kept in $OUT" || rm -rf "$OUT"' EXIT
-"$HOSTS" up 2 >/dev/null 2>&1
+"$HOSTS" up "${NHOSTS:-2}" >/dev/null 2>&1 # NHOSTS=3: a third host, e.g. for a spare
 JAVA="$(ls -d /usr/lib/jvm/*25*/bin/java | head -1)"
 JT=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -jar "$ROOT/cli/target/jtrain-cli.jar")
 

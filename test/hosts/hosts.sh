@@ -59,11 +59,14 @@ usage: hosts.sh COMMAND [ARGS]
   status                  what is up
   env                     print exports for callers: eval "\$(hosts.sh env)"
   addr K                  print host K's address;   n: print the number of hosts
+  cpus K                  print host K's CPUs under JT_HOST_CPUS=split (taskset syntax)
   down                    kill every process on the hosts and in the switch, delete the namespaces,
                           remove the state dir ($STATE); idempotent, safe after a partial up or crash
 environment: JTRAIN_HOSTS_STATE (state dir, default /tmp/jtrain-hosts), JT_HOSTS_TIMEOUT (s, default 20),
              JT_HOST_CPUS=split (exec pins host K's commands to its own share of the CPUs, as separate machines
              would have; default shared: every host may use every CPU),
+             JT_HOST_CPU_LIST=LIST (exec pins this command to these CPUs, taskset syntax; e.g. a spare host
+             on the CPUs of the host it is to replace),
              JT_QUIET=1 (no progress messages on stderr),
              JT_TBF_BURST_US, JT_TBF_MIN_BURST, JT_TBF_LATENCY (tbf tuning)
 EOF
@@ -354,7 +357,8 @@ cmd_exec() {
   host_arg "$k"
   local pid; pid=$(keeper_pid "$k")
   local pin=()
-  if [[ ${JT_HOST_CPUS:-shared} == split ]]; then pin=(taskset -c "$(host_cpus "$k")"); fi
+  if [[ -n ${JT_HOST_CPU_LIST:-} ]]; then pin=(taskset -c "$JT_HOST_CPU_LIST")
+  elif [[ ${JT_HOST_CPUS:-shared} == split ]]; then pin=(taskset -c "$(host_cpus "$k")"); fi
   # nsenter execs CMD (no fork): the caller's pid, stdio, signals and exit status are CMD's own.
   # Entering a mount ns resets the cwd to its root, hence --wd (the file system is the same).
   exec nsenter -t "$pid" --net --uts --mount --wd="$PWD" -- "${pin[@]}" "$@"
@@ -524,6 +528,7 @@ main() {
     env) cmd_env ;;
     down) cmd_down ;;
     addr) host_arg "${1:-}"; echo "$SUBNET.$1" ;;
+    cpus) host_arg "${1:-}"; host_cpus "$1" ;;
     n) num_hosts ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;

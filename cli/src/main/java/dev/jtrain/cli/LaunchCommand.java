@@ -50,6 +50,11 @@ final class LaunchCommand implements Callable<Integer> {
             + " By default a rank whose process survived the failure continues in it (warm: its code stays compiled), and only"
             + " lost ranks start anew.")
     boolean coldRestarts;
+    @Option(names = "--spare", description = "Multi-node: run this launcher as a hot spare with no node of its own. Its ranks"
+            + " warm up (a few steps of the job's model alone) and wait; when a node's launcher is lost (its connection to"
+            + " the store ended: the host died), the spare takes that node's place in the next restart, so the job"
+            + " continues at full size in warm JVMs. Needs --max-restarts; --node-rank is not given (node 0 can not be replaced).")
+    boolean spare;
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments, after --.")
     List<String> command;
 
@@ -58,12 +63,13 @@ final class LaunchCommand implements Callable<Integer> {
         Optional<NodeLayout> node = ClusterEngines.nodeLayout(EngineEnv.current());
         int nproc = nprocPerNode != null ? nprocPerNode : node.map(NodeLayout::nprocPerNode).orElse(0);
         if (nproc < 1) throw new IllegalArgumentException("--nproc-per-node is required (the engine does not give it)");
-        var options = new LaunchOptions(nproc,
-                nnodes != null ? nnodes : node.map(NodeLayout::nnodes).orElse(1),
-                nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
+        int jobNodes = nnodes != null ? nnodes : node.map(NodeLayout::nnodes).orElse(1);
+        if (spare && nodeRank != null) throw new IllegalArgumentException("--spare takes no --node-rank: it takes a lost node's index when it replaces it");
+        var options = new LaunchOptions(nproc, jobNodes,
+                spare ? jobNodes - 1 : nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
                 masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
                 masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
-                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts);
+                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts, spare);
         return new Launcher(options, System.out).run();
     }
 }

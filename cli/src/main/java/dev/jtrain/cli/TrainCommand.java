@@ -209,10 +209,10 @@ final class TrainCommand implements Callable<Integer> {
     }
 
     /**
-     * A warm-up attempt ({@link WarmRestart#WARM_UP_ENV}): this node is about to rejoin a job that runs without it. The
-     * rank runs a few steps of the job's model on its own share of the rows, alone (no process group, nothing saved),
-     * so that its JVM has loaded and compiled what a step uses before the running ranks stop for the regroup; then it
-     * parks and is restarted warm into the regrouped job. A cold JVM spends most of its first step compiling
+     * A warm-up attempt ({@link WarmRestart#WARM_UP_ENV}): this node is about to rejoin a job that runs without it,
+     * or is a spare that may take a lost node's place. The rank runs a few steps of the job's model on its own share
+     * of the rows, alone (no process group, nothing saved), so that its JVM has loaded and compiled what a step uses
+     * before it is needed; then it parks and is restarted warm into the regrouped job. A cold JVM spends most of its first step compiling
      * (bench/MEASUREMENTS.md, "Compile work and cold code of a restarted rank"); this moves that off the group's
      * critical path, onto a host that would otherwise wait idle.
      */
@@ -235,7 +235,7 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 FlatParameters.of(model), p -> DataParallel.create(p, model, null, dpo, null));
         trainer.run(new TrainListener() {});
-        System.out.printf("warmed up ahead of rejoining the job: %d steps of this rank's rows alone in %.1f s%n", WARM_UP_STEPS,
+        System.out.printf("warmed up ahead of joining the job: %d steps of this rank's rows alone in %.1f s%n", WARM_UP_STEPS,
                 (System.nanoTime() - t0) / 1e9);
         return WarmRestart.WARMED_UP;
     }

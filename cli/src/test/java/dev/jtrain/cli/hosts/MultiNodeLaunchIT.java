@@ -31,7 +31,7 @@ class MultiNodeLaunchIT {
     private final List<Process> started = new ArrayList<>();
 
     @BeforeAll
-    static void up() { hosts = EmulatedHosts.start(2, null); }
+    static void up() { hosts = EmulatedHosts.start(3, null); } // host 3: a spare
 
     @AfterAll
     static void down() { if (hosts != null) hosts.close(); }
@@ -44,6 +44,7 @@ class MultiNodeLaunchIT {
         }
         hosts.kill(1, "KILL", false);
         hosts.kill(2, "KILL", false);
+        hosts.kill(3, "KILL", false);
         hosts.link(2, "up");
     }
 
@@ -54,6 +55,20 @@ class MultiNodeLaunchIT {
     private Process launcher(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
         List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--node-rank", Integer.toString(host - 1),
                 "--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
+        args.addAll(options);
+        args.add("--");
+        args.addAll(command);
+        Map<String, String> env = new HashMap<>(extraEnv);
+        env.put("JTRAIN_JOB_TOKEN", TOKEN);
+        Process p = hosts.start(host, JtrainJar.command(args.toArray(String[]::new)), env, log);
+        started.add(p);
+        return p;
+    }
+
+    /** A spare launcher ({@code --spare}) on {@code host}: no node of its own until a node's launcher is lost. */
+    private Process spare(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
+        List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--spare", "--master-addr", "jt-node1",
+                "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
         args.addAll(options);
         args.add("--");
         args.addAll(command);
@@ -321,7 +336,7 @@ class MultiNodeLaunchIT {
                 "node 1's launcher asks to rejoin the job", "restarting the group (restart 2 of 2, all 2 nodes together)");
         assertThat(o2).contains("[launcher] node 1 rejoins the job, which continued without it");
         // host 2's ranks compiled a step's code while host 1 trained, then joined the regrouped job in those JVMs
-        assertThat(o2).contains("warmed up ahead of rejoining the job: 3 steps of this rank's rows alone",
+        assertThat(o2).contains("warmed up ahead of joining the job: 3 steps of this rank's rows alone",
                 "[launcher] node 1 warmed its ranks up in", "rank 2 continues in its JVM (warm restart",
                 "rank 3 continues in its JVM (warm restart").doesNotContain("did not park");
         assertThat(o1).as("host 1's ranks continue warm through both restarts").contains("rank 0 continues in its JVM (warm restart");
@@ -333,6 +348,59 @@ class MultiNodeLaunchIT {
         assertThat(back.get("steps_recomputed").asLong()).as("a planned regroup loses no step").isZero();
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted 4-rank run")
                 .isEqualTo(Files.readAllBytes(longRef.resolve("model.safetensors")));
+    }
+
+    /**
+     * A fixed-size job (no {@code --min-nodes}) with a spare launcher on host 3, whose ranks warm up while the job
+     * trains and then wait. Host 2 is SIGKILLed with its launcher: the spare takes node 1's place at once, its warm
+     * ranks load node 1's state from host 1's memory, and the run ends bitwise as the uninterrupted one.
+     */
+    @Test
+    void aSpareHostTakesTheLostHostsPlaceInWarmJvmsAndTheRunEndsBitwise(@TempDir Path dir) throws Exception {
+        Path corpus = TrainRuns.corpus(dir);
+        int steps = 60, kMem = 2;
+        Map<String, String> env = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
+                "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
+        java.util.function.BiFunction<Path, Path, List<String>> run = (o, c) -> {
+            List<String> a = train(corpus, o, steps);
+            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", c.toString(), "--ckpt-every", "100", "--mem-ckpt-every",
+                    Integer.toString(kMem), "--resume", "--grad-reduce", "ordered"));
+            return a;
+        };
+        Path ref = dir.resolve("ref");
+        Process r1 = launcher(1, dir.resolve("ref1.log"), 0, run.apply(ref, dir.resolve("ref-ckpt")), env);
+        Process r2 = launcher(2, dir.resolve("ref2.log"), 0, run.apply(ref, dir.resolve("ref-ckpt")), env);
+        assertThat(await(r1, 300, dir.resolve("ref1.log"))).isZero();
+        assertThat(await(r2, 300, dir.resolve("ref2.log"))).isZero();
+
+        Path out = dir.resolve("spare"), ckpt = dir.resolve("spare-ckpt");
+        Path log1 = dir.resolve("spare-node0.log"), log2 = dir.resolve("spare-node1.log"), log3 = dir.resolve("spare-host3.log");
+        List<String> fixed = List.of("--max-restarts", "1", "--join-timeout-ms", "30000");
+        Process n1 = launcher(1, log1, fixed, run.apply(out, ckpt), env);
+        launcher(2, log2, fixed, run.apply(out, ckpt), env);
+        Process sp = spare(3, log3, fixed, run.apply(out, ckpt), env);
+        waitForLine(log3, "[launcher] spare warmed its ranks up in", sp);
+        TrainRuns.waitForSteps(out, 11, log1, n1);
+        assertThat(n1.isAlive()).as("the job still runs when the spare is ready: " + Files.readString(log1)).isTrue();
+        hosts.kill(2, "KILL", false); // host 2's ranks and launcher
+        int s1 = await(n1, 300, log1), s3 = await(sp, 300, log3);
+        String o1 = Files.readString(log1), o3 = Files.readString(log3);
+        assertThat(s1).as(o1).isZero();
+        assertThat(s3).as(o3).isZero();
+        assertThat(o3).contains("[launcher] spare on jt-node3: warming its ranks up and waiting for a node's launcher to be lost",
+                "[launcher] spare warmed its ranks up in", "s, standing by\n",
+                "warmed up ahead of joining the job: 3 steps of this rank's rows alone",
+                "[launcher] spare on jt-node3 takes the place of node 1: node 1's launcher was lost (its connection to the store ended)",
+                "[launcher] node 1 replaces a launcher lost with its ranks in attempt 0 (its ranks warmed up)",
+                "restarting the group (restart 1 of 1, all 2 nodes together)",
+                "rank 2 continues in its JVM (warm restart", "rank 3 continues in its JVM (warm restart").doesNotContain("did not park");
+        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)", "resumed from the nodes' memory",
+                "rank 0 continues in its JVM (warm restart").doesNotContain("continuing without them");
+        var rec = recovery(out);
+        assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
+        assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
+        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run")
+                .isEqualTo(Files.readAllBytes(ref.resolve("model.safetensors")));
     }
 
     /**

@@ -22,10 +22,13 @@ import java.util.List;
  *                       bound); 0 = all of them
  * @param warmRestarts   with {@code maxRestarts}: ranks that survive a failure continue in their JVM ({@link WarmRestart}),
  *                       instead of being stopped and started again
+ * @param spare          multi-node: this launcher is a hot spare ({@link SpareNode}) with no node of its own; it takes
+ *                       the place of a node whose launcher is lost. Its {@code nodeRank} is the node whose rows its
+ *                       ranks warm up on meanwhile (any but 0: every node runs the same shapes)
  */
 public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
                             String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes,
-                            boolean warmRestarts) {
+                            boolean warmRestarts, boolean spare) {
     public static final long DEFAULT_JOIN_TIMEOUT_MS = 300_000;
 
     public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
@@ -36,7 +39,7 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
     public LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String masterAddr, int masterPort, int maxRestarts,
                          String jobToken, long stopGraceMs, List<String> command, long joinTimeoutMs, int minNodes) {
         this(nprocPerNode, nnodes, nodeRank, masterAddr, masterPort, maxRestarts, jobToken, stopGraceMs, command, joinTimeoutMs,
-                minNodes, true);
+                minNodes, true, false);
     }
 
     public LaunchOptions {
@@ -62,6 +65,10 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
         if (minNodes < 0 || minNodes > nnodes)
             throw new RendezvousConfigException("--min-nodes must be in [1, " + nnodes + "] (0 = all): " + minNodes);
         if (minNodes == 0) minNodes = nnodes;
+        if (spare && nnodes < 2) throw new RendezvousConfigException("--spare needs a multi-node job (--nnodes >= 2): it takes a lost node's place");
+        if (spare && maxRestarts < 1)
+            throw new RendezvousConfigException("--spare needs --max-restarts >= 1: it takes a lost node's place in a restart of the group");
+        if (spare && nodeRank == 0) throw new RendezvousConfigException("a spare can not stand in for node 0, which hosts the job's store");
         if (minNodes < 1) minNodes = 1;
     }
 

@@ -47,8 +47,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * accumulation). When that node's launcher starts again, the job grows back: the running attempt stops and the next
  * one has every node again (a restart, counted against {@code maxRestarts}). Nothing failed, so it is done the way
  * torchft lets a replica join: the joining node first warms its ranks up while the others train
- * ({@link #warmUpAheadOfRejoining}), and the running ranks stop at a step boundary with that step saved
- * ({@link #stopAtStepBoundary}), so the regroup recomputes nothing.
+ * ({@link #awaitWarmedUp}), and the running ranks stop at a step boundary with that step saved
+ * ({@link #stopAtStepBoundary}), so the regroup recomputes nothing. A spare launcher ({@link SpareNode}) warms its
+ * ranks up the same way ahead of any failure and takes the place of a node whose launcher is lost, so that a
+ * fixed-size job restarts at full size into warm JVMs.
  *
  * <p>Every launcher also holds checkpoint memory: a token-checked key-value store ({@link BulkStoreServer}, values off
  * the heap) in its own process, which outlives
@@ -66,6 +68,8 @@ public final class Launcher {
     private final LaunchOptions options;
     private final PrintStream out;
     private final Map<String, String> extraEnv;
+    /** This node's index at launch; a spare's is the stand-in whose rows it warms up on until it takes a lost node's. */
+    private int nodeRank;
 
     public Launcher(LaunchOptions options, PrintStream out) { this(options, out, Map.of()); }
 
@@ -74,6 +78,7 @@ public final class Launcher {
         this.options = options;
         this.out = out;
         this.extraEnv = Map.copyOf(extraEnv);
+        this.nodeRank = options.nodeRank();
     }
 
     /** How one attempt ended on this node. */
@@ -141,37 +146,74 @@ public final class Launcher {
         });
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            if (options.nodeRank() == 0) {
+            if (nodeRank == 0) {
                 var so = TcpStoreOptions.server(options.masterAddr(), options.masterPort(), token, options.joinTimeoutMs());
                 server = new TcpStoreServer(so.serverBindHost(), options.masterPort(), token, StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000);
             }
             int port = server != null ? server.port() : options.masterPort();
             if (multiNode) {
                 client = TcpStore.create(TcpStoreOptions.client(options.masterAddr(), port, token, options.joinTimeoutMs()));
-                agreement = new NodeAgreement(client, options.nodeRank(), options.nnodes());
-                agreement.announce();
+                if (!options.spare()) {
+                    agreement = new NodeAgreement(client, nodeRank, options.nnodes());
+                    agreement.announce();
+                }
             }
             shmDir = HolderShm.create(out, HOLDER_BUDGET);
             shmToRemove.set(shmDir);
             holder = new BulkStoreServer(multiNode ? TcpStoreServer.ANY_ADDRESS : "127.0.0.1", 0, token,
                     StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES, 10_000, HOLDER_BUDGET, shmDir);
             String holderAt = (multiNode ? Transports.reachableAddress(client) : "127.0.0.1") + ":" + holder.port();
+            if (options.spare()) {
+                String id = NodeAgreement.newLauncherId();
+                SpareNode spare = new SpareNode(client, options.nnodes(), options.maxRestarts(), id);
+                out.printf("[launcher] spare on %s: %swaiting for a node's launcher to be lost%n", HostIdentity.name(),
+                        options.warmRestarts() ? "warming its ranks up and " : "");
+                // the ranks warm up while the spare watches: a node lost before they are done is not waited on
+                List<Child> warming = options.warmRestarts()
+                        ? startWarmUp(token, port, new NodeAgreement(client, -1, options.nnodes(), id), shmDir) : List.of();
+                running.addAll(warming);
+                long t0 = System.nanoTime();
+                boolean[] ready = {warming.isEmpty()};
+                SpareNode.Wait w = spare.awaitLostNode(() -> {
+                    if (!ready[0] && warming.stream().allMatch(c -> c.parked() || !c.process().isAlive())) {
+                        ready[0] = true;
+                        long parked = warming.stream().filter(Child::parked).count();
+                        synchronized (out) {
+                            out.printf("[launcher] spare warmed its ranks up in %.1f s, standing by%s%n", (System.nanoTime() - t0) / 1e9,
+                                    parked == warming.size() ? "" : "; " + (warming.size() - parked) + " ended before parking and will start cold");
+                        }
+                    }
+                });
+                List<Child> cold = warming.stream().filter(c -> !c.parked()).toList();
+                running.removeAll(cold);
+                stopAll(cold);
+                if (w.node().isEmpty()) {
+                    out.printf("[launcher] spare on %s: not needed, %s%n", HostIdentity.name(), w.why());
+                    return 0;
+                }
+                if (!ready[0]) out.printf("[launcher] spare: ranks still warming up when needed: %d stopped, they start cold%n", cold.size());
+                nodeRank = w.node().getAsInt();
+                out.printf("[launcher] spare on %s takes the place of node %d: %s%n", HostIdentity.name(), nodeRank, w.why());
+                agreement = new NodeAgreement(client, nodeRank, options.nnodes(), id);
+                agreement.announce();
+            }
             if (agreement != null) agreement.publishHolder(holderAt, HOLDER_BUDGET); // before a rejoin: the others restart with it
             long failedAtMs = 0; // when this node saw the previous attempt fail (wall clock), for the ranks' recovery timing
             int firstAttempt = 0;
             List<Integer> members = allNodes();
             if (agreement != null) {
-                boolean wasMember = agreement.members(Math.max(0, agreement.newestEpoch())).contains(options.nodeRank());
-                if (!wasMember && options.warmRestarts() && options.maxRestarts() > agreement.newestEpoch())
-                    running.addAll(warmUpAheadOfRejoining(token, port, agreement, shmDir));
-                int rejoin = agreement.rejoinEpoch(options.maxRestarts());
+                boolean wasMember = agreement.members(Math.max(0, agreement.newestEpoch())).contains(nodeRank);
+                if (!wasMember && running.isEmpty() && options.warmRestarts() && options.maxRestarts() > agreement.newestEpoch())
+                    running.addAll(awaitWarmedUp(startWarmUp(token, port, agreement, shmDir)));
+                int rejoin = agreement.rejoinEpoch(options.maxRestarts(), options.spare());
                 if (rejoin > 0) {
                     failedAtMs = System.currentTimeMillis();
                     if (wasMember)
-                        out.printf("[launcher] node %d replaces a launcher lost with its ranks in attempt %d%n", options.nodeRank(), rejoin - 1);
+                        out.printf("[launcher] node %d replaces a launcher lost with its ranks in attempt %d%s%n", nodeRank, rejoin - 1,
+                                running.isEmpty() ? "" : " (its ranks warmed up)");
                     else
                         out.printf("[launcher] node %d rejoins the job, which continued without it: attempt %d stops and the group grows%n",
-                                options.nodeRank(), rejoin - 1);
+                                nodeRank, rejoin - 1);
                     if (rejoin > options.maxRestarts()) {
                         out.printf("[launcher] no restarts left (%d used)%n", options.maxRestarts());
                         return 1;
@@ -196,13 +238,13 @@ public final class Launcher {
                     return 0;
                 }
                 if (agreement != null && o.failed() != null) {
-                    agreement.reportFailure(attempt, o.status(), "rank " + o.failed().rank() + " on node " + options.nodeRank()
+                    agreement.reportFailure(attempt, o.status(), "rank " + o.failed().rank() + " on node " + nodeRank
                             + " (" + HostIdentity.name() + ") exited with status " + o.status());
                 }
                 int status = o.status();
                 if (o.remote()) {
                     NodeAgreement.Failure f = agreement.failure(attempt, options.joinTimeoutMs());
-                    out.printf("[launcher] node %d: %s; stopped this node's ranks%n", options.nodeRank(), f.what());
+                    out.printf("[launcher] node %d: %s; stopped this node's ranks%n", nodeRank, f.what());
                     status = f.status();
                 }
                 if (attempt >= options.maxRestarts()) {
@@ -281,7 +323,7 @@ public final class Launcher {
                               List<Integer> members, Path shmDir, List<Child> parked, boolean warmUpOnly) {
         List<Child> children = new ArrayList<>();
         long startedAtMs = System.currentTimeMillis();
-        int node = members.indexOf(options.nodeRank()); // renumbered when the job shrank
+        int node = members.indexOf(nodeRank); // renumbered when the job shrank
         int world = members.size() * options.nprocPerNode();
         for (int local = 0; local < options.nprocPerNode(); local++) {
             int rank = node * options.nprocPerNode() + local;
@@ -406,14 +448,14 @@ public final class Launcher {
                 if (c.parked()) { // its attempt failed; its JVM waits for the next one
                     it.remove();
                     report(c, c.parkedStatus);
-                    stop(alive, "rank " + c.rank() + " on node " + options.nodeRank() + " failed", keepWarm);
+                    stop(alive, "rank " + c.rank() + " on node " + nodeRank + " failed", keepWarm);
                     return new Outcome(c.parkedStatus, c, false);
                 }
                 if (c.process().isAlive()) continue;
                 it.remove();
                 int status = c.process().exitValue();
                 if (status != 0) {
-                    stop(alive, "rank " + c.rank() + " on node " + options.nodeRank() + " exited with status " + status, keepWarm);
+                    stop(alive, "rank " + c.rank() + " on node " + nodeRank + " exited with status " + status, keepWarm);
                     drain(c);
                     report(c, status);
                     return new Outcome(status, c, false);
@@ -479,24 +521,29 @@ public final class Launcher {
     }
 
     /**
-     * A node that rejoins a job running without it starts its ranks first as warm-ups ({@link WarmRestart#WARM_UP_ENV}):
-     * they load and compile what a step uses while the others keep training, and park. Only then does the node ask to
-     * join, and the regroup restarts them warm. What they would have spent cold on the group's critical path (over half
-     * of a grow-back's restart, bench/MEASUREMENTS.md) is spent on this otherwise idle host instead. A rank that has not
-     * parked within the join timeout is stopped and starts cold.
+     * A node that rejoins a job running without it, or a spare that may take a lost node's place, starts its ranks
+     * first as warm-ups ({@link WarmRestart#WARM_UP_ENV}): they load and compile what a step uses while the others
+     * keep training, and park. Only then does the node ask to join (or the spare wait), and the regroup restarts them
+     * warm. What they would have spent cold on the group's critical path (over half of a grow-back's restart,
+     * bench/MEASUREMENTS.md) is spent on this otherwise idle host instead. A rank that has not parked within the join
+     * timeout is stopped and starts cold. {@code agreement} is read only: which nodes run the next attempt.
      */
-    private List<Child> warmUpAheadOfRejoining(String token, int port, NodeAgreement agreement, Path shmDir) {
+    private List<Child> startWarmUp(String token, int port, NodeAgreement agreement, Path shmDir) {
         int epoch = agreement.newestEpoch() + 1;
         List<Integer> members = new ArrayList<>(agreement.members(epoch - 1));
-        members.add(options.nodeRank());
+        if (!members.contains(nodeRank)) members.add(nodeRank);
         members.sort(null);
+        return start(token, port, epoch, 0, "", 0, members, shmDir, List.of(), true);
+    }
+
+    /** The warm-up ranks that parked within the join timeout; the others are stopped. */
+    private List<Child> awaitWarmedUp(List<Child> ranks) {
         long t0 = System.nanoTime(), until = t0 + TimeUnit.MILLISECONDS.toNanos(options.joinTimeoutMs());
-        List<Child> ranks = start(token, port, epoch, 0, "", 0, members, shmDir, List.of(), true);
         List<Child> ready = new ArrayList<>(), not = new ArrayList<>();
         for (Child c : ranks) (awaitParked(c, until) ? ready : not).add(c);
         stopAll(not);
         synchronized (out) {
-            out.printf("[launcher] node %d warmed its ranks up in %.1f s before asking to rejoin the job%s%n", options.nodeRank(),
+            out.printf("[launcher] node %d warmed its ranks up in %.1f s before asking to rejoin the job%s%n", nodeRank,
                     (System.nanoTime() - t0) / 1e9, not.isEmpty() ? "" : "; " + not.size() + " did not park and start cold");
         }
         return ready;

@@ -31,6 +31,8 @@ import java.util.List;
  *       exits. Inside an epoch nodes are renumbered in that order, so ranks stay 0..world-1. A node left out whose
  *       launcher starts again asks to join ({@code join/N}); the running epoch then stops, and the next one takes it
  *       back ({@link #rejoinEpoch}).</li>
+ *   <li>{@code claimed/N}: which launcher takes node N's place in the next epoch (first writer wins): the node's own
+ *       restarted launcher, or a spare ({@link SpareNode}) that saw node N's launcher gone. The other one leaves.</li>
  * </ul>
  * Ranks see the epoch as {@code JTRAIN_RESTART_COUNT}, and their store keys are prefixed with it.
  *
@@ -40,12 +42,33 @@ final class NodeAgreement {
     private final Store store;
     private final int nodeRank;
     private final int nnodes;
+    /** Who this launcher is in a claim of a node's place ({@link #claim}). */
+    private final String launcherId;
 
-    NodeAgreement(Store store, int nodeRank, int nnodes) {
+    NodeAgreement(Store store, int nodeRank, int nnodes) { this(store, nodeRank, nnodes, newLauncherId()); }
+
+    /** {@code nodeRank} -1: a spare that has no node yet ({@link SpareNode}); it only reads the agreement and claims. */
+    NodeAgreement(Store store, int nodeRank, int nnodes, String launcherId) {
         this.store = store;
         this.nodeRank = nodeRank;
         this.nnodes = nnodes;
+        this.launcherId = launcherId;
     }
+
+    private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** This process's host and pid, for messages, and a sequence number (tests run several launchers in one process). */
+    static String newLauncherId() {
+        return HostIdentity.name() + " (pid " + ProcessHandle.current().pid() + ")#" + INSTANCES.incrementAndGet();
+    }
+
+    /** The host-and-pid part of a launcher id, as messages show it. */
+    static String describe(String launcherId) {
+        int hash = launcherId.lastIndexOf('#');
+        return hash < 0 ? launcherId : launcherId.substring(0, hash);
+    }
+
+    String launcherId() { return launcherId; }
 
     private static String key(int epoch, String what) { return "launcher/epoch" + epoch + "/" + what; }
 
@@ -142,30 +165,54 @@ final class NodeAgreement {
      * <ul>
      *   <li>this node had already started ranks in it: this launcher replaces one that was lost with its ranks, so it
      *       reports that epoch failed (stopping the other nodes' ranks at once instead of at their timeouts);</li>
+     *   <li>this launcher is a spare that has claimed the place of this node, whose launcher was lost
+     *       ({@code spare}, {@link SpareNode}): the same, whether or not the node had started in it;</li>
      *   <li>the job continues without this node (it was left out, {@code --min-nodes}): the job grows back. This
      *       launcher asks to join ({@code join/N}) and stops the running epoch, and the next one has every member
      *       that stops plus this node. That costs a restart, so it is refused when none is left
      *       ({@code maxRestarts}), and the job goes on without this node.</li>
      * </ul>
-     * The node marks itself stopped when it then waits for the others ({@link #stoppedAndAwaitOthers}). Returns -1
-     * when this is not a rejoin.
+     * A replacement or a rejoin first claims the node's place ({@link #claim}): when a spare took it already, this
+     * launcher is not needed. The node marks itself stopped when it then waits for the others
+     * ({@link #stoppedAndAwaitOthers}). Returns -1 when this is not a rejoin.
      *
-     * @throws LeftOutException when the job continues without this node and has no restart left to take it back
+     * @throws LeftOutException when the job continues without this node and has no restart left to take it back, or
+     *                          when another launcher (a spare) has taken this node's place
      */
-    int rejoinEpoch(int maxRestarts) {
+    int rejoinEpoch(int maxRestarts, boolean spare) {
         int e = newestEpoch();
         if (e < 0) return -1;
         if (!members(e).contains(nodeRank)) {
             if (e + 1 > maxRestarts)
                 throw new LeftOutException("node " + nodeRank + " can not rejoin the job: it continues on nodes " + members(e)
                         + " and has no restart left to take this one back (" + e + " of --max-restarts " + maxRestarts + " used)");
+            claimOrLeave(e);
             store.set(key(e, "join/" + nodeRank), new byte[] {1});
             reportRegroup(e, "node " + nodeRank + "'s launcher asks to rejoin the job (host " + HostIdentity.name() + ")");
             return e + 1;
         }
-        if (!exists(key(e, "started/" + nodeRank))) return -1;
-        reportFailure(e, 137, "node " + nodeRank + "'s launcher was lost with its ranks and restarted (host " + HostIdentity.name() + ")");
+        if (!spare && !exists(key(e, "started/" + nodeRank))) return -1;
+        claimOrLeave(e);
+        reportFailure(e, 137, "node " + nodeRank + "'s launcher was lost with its ranks and " + (spare
+                ? "a spare takes its place (host " + HostIdentity.name() + ")" : "restarted (host " + HostIdentity.name() + ")"));
         return e + 1;
+    }
+
+    private void claimOrLeave(int epoch) {
+        String holder = claim(epoch, nodeRank);
+        if (!holder.equals(launcherId))
+            throw new LeftOutException("node " + nodeRank + "'s place after attempt " + epoch + " was taken by the launcher "
+                    + describe(holder) + " (a spare): this launcher is not needed and leaves");
+    }
+
+    /**
+     * Claims node {@code node}'s place in the epoch after {@code epoch} for this launcher; the first claim wins
+     * (compare-and-set), so that a spare and the node's own restarted launcher, or two spares, never both run it.
+     * Returns the id of the launcher that holds the place.
+     */
+    String claim(int epoch, int node) {
+        byte[] mine = launcherId.getBytes(StandardCharsets.UTF_8);
+        return new String(store.compareSet(key(epoch, "claimed/" + node), new byte[0], mine), StandardCharsets.UTF_8);
     }
 
     /** The newest epoch any node began, or -1 before the job's first. */
@@ -189,6 +236,9 @@ final class NodeAgreement {
     }
 
     boolean allDone(int epoch, int members) { return store.add(key(epoch, "done"), 0) >= members; }
+
+    /** Whether {@code node}'s ranks all exited 0 in {@code epoch}. */
+    boolean done(int epoch, int node) { return exists(key(epoch, "done/" + node)); }
 
     /**
      * Marks this node's ranks as stopped and waits until every member's are; returns the members of the next epoch.

@@ -118,7 +118,7 @@ class LauncherTest {
         assertThat(out).contains("warm restart, pid " + first.group(1) + ")").containsPattern("\\[rank 1\\] attempt 1 of rank 1 in pid \\d+ cold");
         assertThat(out).doesNotContain("jtrain-rank"); // the control lines are the launcher's, not output
 
-        String cold = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 1, null, 2_000, JvmRanks.workerCommand("warm"), 0, 0, false), status);
+        String cold = run(new LaunchOptions(2, 1, 0, "127.0.0.1", 0, 1, null, 2_000, JvmRanks.workerCommand("warm"), 0, 0, false, false), status);
         assertThat(status[0]).isZero();
         assertThat(cold).doesNotContain("continues in its JVM").containsPattern("\\[rank 0\\] attempt 1 of rank 0 in pid \\d+ cold");
     }
@@ -162,5 +162,12 @@ class LauncherTest {
         assertThatThrownBy(() -> Rendezvous.fromEnv(env)).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("RANK='x'");
         assertThatThrownBy(() -> new LaunchOptions(2, 2, 0, "h", 0, 0, "t", 0, List.of("x")))
                 .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("--master-port");
+        assertThatThrownBy(() -> new LaunchOptions(2, 1, 0, "h", 0, 1, "t", 0, List.of("x"), 0, 0, true, true))
+                .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("--spare needs a multi-node job");
+        assertThatThrownBy(() -> new LaunchOptions(2, 2, 1, "h", 9, 0, "t", 0, List.of("x"), 0, 0, true, true))
+                .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("--spare needs --max-restarts >= 1");
+        assertThatThrownBy(() -> new LaunchOptions(2, 2, 0, "h", 9, 1, "t", 0, List.of("x"), 0, 0, true, true))
+                .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("can not stand in for node 0");
+        assertThat(new LaunchOptions(2, 2, 1, "h", 9, 1, "t", 0, List.of("x"), 0, 0, true, true).spare()).isTrue();
     }
 }

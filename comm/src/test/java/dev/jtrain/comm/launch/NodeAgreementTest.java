@@ -55,12 +55,12 @@ class NodeAgreementTest {
         node(0).started(1);
         node(2).started(1);
         assertThat(node(0).members(1)).containsExactly(0, 2);
-        assertThatThrownBy(() -> node(1).rejoinEpoch(1)).isInstanceOf(NodeAgreement.LeftOutException.class)
+        assertThatThrownBy(() -> node(1).rejoinEpoch(1, false)).isInstanceOf(NodeAgreement.LeftOutException.class)
                 .hasMessageContaining("node 1 can not rejoin").hasMessageContaining("[0, 2]").hasMessageContaining("no restart left");
         assertThat(node(0).anyFailure(1)).as("the running attempt goes on").isFalse();
 
         // with one left, it asks to join: the running attempt stops, and the next one has all three again, in order
-        assertThat(node(1).rejoinEpoch(2)).isEqualTo(2);
+        assertThat(node(1).rejoinEpoch(2, false)).isEqualTo(2);
         assertThat(node(0).anyFailure(1)).isTrue();
         assertThat(node(0).failure(1, 1000).what()).contains("node 1's launcher asks to rejoin");
         assertThat(node(0).failure(1, 1000).regroup()).as("nothing failed: the members may save their step first").isTrue();
