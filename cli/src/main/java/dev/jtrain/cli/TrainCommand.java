@@ -9,6 +9,7 @@ import dev.jtrain.checkpoint.storage.memory.PeerMemoryStorage.Placement;
 import dev.jtrain.comm.algo.PairwiseOrder;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ProcessGroups;
+import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.engine.ClusterEngine;
 import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
@@ -234,9 +235,21 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 FlatParameters.of(model), p -> DataParallel.create(p, model, null, dpo, null));
+        // beyond the steps, what a restarted rank runs before its first one: a group's start (its reduce kernels) and
+        // the checkpoint's save and load path, here through a throwaway store in this process (a save every step,
+        // then a load), so that the state load into the job is compiled code too
+        ProcessGroups.warmUp();
+        CheckpointTier scratch = memCkptEvery > 0 ? new CheckpointTier("memory", new Checkpointer(null,
+                CheckpointerOptions.fromSystemProperties(), PeerMemoryStorage.over(List.of(new InMemoryStore(60_000)), 0)),
+                MEMORY_ROOT, 1, true, 1, true) : null;
+        if (scratch != null) trainer.addCheckpointTier(scratch);
         trainer.run(new TrainListener() {});
-        System.out.printf("warmed up ahead of joining the job: %d steps of this rank's rows alone in %.1f s%n", WARM_UP_STEPS,
-                (System.nanoTime() - t0) / 1e9);
+        if (scratch != null) {
+            trainer.resumeNewest(List.of(scratch), false);
+            scratch.checkpointer().close();
+        }
+        System.out.printf("warmed up ahead of joining the job: %d steps of this rank's rows alone%s in %.1f s%n", WARM_UP_STEPS,
+                scratch != null ? ", each saved and the last loaded back" : "", (System.nanoTime() - t0) / 1e9);
         return WarmRestart.WARMED_UP;
     }
 

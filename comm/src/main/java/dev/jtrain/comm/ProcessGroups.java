@@ -1,5 +1,6 @@
 package dev.jtrain.comm;
 
+import dev.jtrain.comm.algo.ReduceKernels;
 import dev.jtrain.comm.health.HeartbeatOptions;
 import dev.jtrain.comm.health.PeerHeartbeat;
 import dev.jtrain.comm.launch.CpuBinding;
@@ -27,6 +28,14 @@ public final class ProcessGroups {
     private ProcessGroups() {}
 
     public static ProcessGroup initFromEnv() { return initFromEnv(ProcessGroupOptions.fromEnv()); }
+
+    /**
+     * Compiles, once per JVM, what every group's start runs and its collectives reduce with
+     * ({@link ReduceKernels#warmUp}), for a process that will join a group later and has the time now: a node warming
+     * its ranks up before it joins a job. Without it the first group start of such a JVM pays for the compile while
+     * every other rank waits in its first exchange.
+     */
+    public static void warmUp() { ReduceKernels.warmUp(); }
 
     public static ProcessGroup initFromEnv(ProcessGroupOptions options) {
         return initFromEnv(options, HeartbeatOptions.fromEnv(System.getenv()));
