@@ -16,7 +16,7 @@
 #   6. a hot spare (PART=spare only): the job as in 2, with no --min-nodes, and a spare launcher (`launch --spare`) on a
 #      third emulated host pinned to host 2's CPU (the CPU a replacement machine would bring); its ranks warm up while
 #      the job trains; host 2 SIGKILLed with its launcher at step KILL_AT once the spare stands by (later if it is not
-#      ready by then); the spare takes node 1's place and the job restarts at full size;
+#      ready by then); the spare takes node 1's place and the job restarts at full size; then the same from disk;
 #   5. growing back (PART=regrow only): as 4, and host 2's launcher started again 5 steps later: its ranks warm up while
 #      host 1 trains, host 1's ranks stop at a step boundary with that step saved, and the job grows back to 4 ranks;
 #      both recoveries reported.
@@ -250,6 +250,11 @@ echo "   $(recovery "$OUT/withspare")"
 echo "   $(same_model "$OUT/withspare")"
 grep -h "takes the place\|replaces a launcher\|continues in its JVM" "$OUT"/withspare-3.log | sed 's/^/   /'
 grep -h "resumed from" "$OUT"/withspare-1.log | sed 's/^/   /'
+spare withsparedisk --ckpt-dir "$OUT/withsparedisk-ckpt" --ckpt-every "$K" --resume
+echo "-- the same from disk (--ckpt-every $K, no memory tier)"
+echo "   $(recovery "$OUT/withsparedisk")"
+echo "   $(same_model "$OUT/withsparedisk")"
+grep -h "resumed from" "$OUT"/withsparedisk-1.log | sed 's/^/   /'
 fi
 
 if [ "$PART" = regrow ]; then

@@ -235,11 +235,12 @@ final class TrainCommand implements Callable<Integer> {
                 new BatchSampler(data.train(), tc.batchSize(), cfg.blockSize(), s.seed).shard(rank, world)::next,
                 new BatchSampler(data.val(), tc.batchSize(), cfg.blockSize(), s.seed + 1).shard(rank, world)::next,
                 FlatParameters.of(model), p -> DataParallel.create(p, model, null, dpo, null));
-        // beyond the steps, what a restarted rank runs before its first one: a group's start (its reduce kernels) and
-        // the checkpoint's save and load path, here through a throwaway store in this process (a save every step,
-        // then a load), so that the state load into the job is compiled code too
+        // beyond the steps, what a restarted rank runs before its first one: a group's start (its reduce kernels) and,
+        // with --resume, the checkpoint's save and load path, here through a throwaway store in this process (a save
+        // every step, then a load; planning, staging, CRC32C and applying are shared by every tier), so that the
+        // state load into the job is compiled code too
         ProcessGroups.warmUp();
-        CheckpointTier scratch = memCkptEvery > 0 ? new CheckpointTier("memory", new Checkpointer(null,
+        CheckpointTier scratch = resume ? new CheckpointTier("memory", new Checkpointer(null,
                 CheckpointerOptions.fromSystemProperties(), PeerMemoryStorage.over(List.of(new InMemoryStore(60_000)), 0)),
                 MEMORY_ROOT, 1, true, 1, true) : null;
         if (scratch != null) trainer.addCheckpointTier(scratch);
