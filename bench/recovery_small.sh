@@ -42,10 +42,11 @@ read -r -a LOPTS <<< "${LAUNCHER_JAVA_OPTS:--XX:+UseParallelGC}"
 JTL=("$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED "${LOPTS[@]}" -jar "$ROOT/cli/target/jtrain-cli.jar")
 PORT=29650
 
-# launcher HOST LOG TRAIN-ARGS...: starts host HOST's launcher in the background; its pid in PID
+# launcher HOST LOG TRAIN-ARGS...: starts host HOST's launcher in the background (node HOST-1, or with ROLE=--spare a
+# spare); its pid in PID
 launcher() {
   local host=$1 log=$2; shift 2
-  "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 --node-rank $((host - 1)) --master-addr jt-node1 --master-port $PORT \
+  "$HOSTS" exec "$host" "${JTL[@]}" launch --nnodes 2 ${ROLE:---node-rank $((host - 1))} --master-addr jt-node1 --master-port $PORT \
     --nproc-per-node 2 --max-restarts "${RESTARTS:-1}" --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
     "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress "$@" ${EXTRA:-} > "$log" 2>&1 &
   PID=$!
@@ -123,12 +124,7 @@ spare() {
   local a s
   launcher 1 "$OUT/$name-1.log" --out "$OUT/$name" "$@"; a=$PID
   launcher 2 "$OUT/$name-2.log" --out "$OUT/$name" "$@"
-  local cpus; cpus=$(JT_HOST_CPUS=split "$HOSTS" cpus 2)
-  JT_HOST_CPU_LIST=$cpus "$HOSTS" exec 3 "${JTL[@]}" launch --nnodes 2 --spare --master-addr jt-node1 --master-port $PORT \
-    --nproc-per-node 2 --max-restarts "${RESTARTS:-1}" --join-timeout-ms "${JOIN:-60000}" ${LAUNCH_EXTRA:-} -- \
-    "${JT[@]}" train --preset small --max-steps "$STEPS" --eval-interval 0 --sample-tokens 0 --no-progress --out "$OUT/$name" "$@" ${EXTRA:-} \
-    > "$OUT/$name-3.log" 2>&1 &
-  s=$!
+  JT_HOST_CPU_LIST=$(JT_HOST_CPUS=split "$HOSTS" cpus 2) ROLE=--spare launcher 3 "$OUT/$name-3.log" --out "$OUT/$name" "$@"; s=$PID
   until [ "$(steps_done "$OUT/$name")" -ge "$KILL_AT" ] && grep -q 'spare warmed its ranks up' "$OUT/$name-3.log"; do
     kill -0 "$a" 2>/dev/null || { tail -30 "$OUT/$name-1.log" >&2; exit 1; }
     kill -0 "$s" 2>/dev/null || { tail -30 "$OUT/$name-3.log" >&2; exit 1; }

@@ -53,8 +53,19 @@ class MultiNodeLaunchIT {
     }
 
     private Process launcher(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
-        List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--node-rank", Integer.toString(host - 1),
-                "--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
+        return launch(host, log, List.of("--node-rank", Integer.toString(host - 1)), options, command, extraEnv);
+    }
+
+    /** A spare launcher ({@code --spare}) on {@code host}: no node of its own until a node's launcher is lost. */
+    private Process spare(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
+        return launch(host, log, List.of("--spare"), options, command, extraEnv);
+    }
+
+    /** {@code jtrain launch} of a 2-node job on {@code host}, as the node or spare {@code role} says. */
+    private Process launch(int host, Path log, List<String> role, List<String> options, List<String> command, Map<String, String> extraEnv) {
+        List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2"));
+        args.addAll(role);
+        args.addAll(List.of("--master-addr", "jt-node1", "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
         args.addAll(options);
         args.add("--");
         args.addAll(command);
@@ -65,18 +76,33 @@ class MultiNodeLaunchIT {
         return p;
     }
 
-    /** A spare launcher ({@code --spare}) on {@code host}: no node of its own until a node's launcher is lost. */
-    private Process spare(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
-        List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2", "--spare", "--master-addr", "jt-node1",
-                "--master-port", PORT, "--nproc-per-node", "2", "--stop-grace-ms", "2000"));
-        args.addAll(options);
-        args.add("--");
-        args.addAll(command);
-        Map<String, String> env = new HashMap<>(extraEnv);
-        env.put("JTRAIN_JOB_TOKEN", TOKEN);
-        Process p = hosts.start(host, JtrainJar.command(args.toArray(String[]::new)), env, log);
-        started.add(p);
-        return p;
+    /** For runs compared bitwise: the ring all-reduce forced, and timeouts short enough for a test. */
+    private static final Map<String, String> BITWISE_ENV = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
+            "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
+
+    /**
+     * {@code tiny} for {@code steps} steps with gradients summed in the fixed order, checkpoints to disk every
+     * {@code diskEvery} and (when {@code memEvery > 0}) to the nodes' memory every {@code memEvery}, resuming: as
+     * (run directory, checkpoint directory) -> command.
+     */
+    private static java.util.function.BiFunction<Path, Path, List<String>> orderedRun(Path corpus, int steps, int diskEvery, int memEvery) {
+        return (out, ckpt) -> {
+            List<String> a = train(corpus, out, steps);
+            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", Integer.toString(diskEvery),
+                    "--resume", "--grad-reduce", "ordered"));
+            if (memEvery > 0) a.addAll(List.of("--mem-ckpt-every", Integer.toString(memEvery)));
+            return a;
+        };
+    }
+
+    /** The final model of {@code run} on both hosts, uninterrupted (run {@code name} in {@code dir}). */
+    private byte[] uninterrupted(Path dir, String name, java.util.function.BiFunction<Path, Path, List<String>> run) throws Exception {
+        Path out = dir.resolve(name), log1 = dir.resolve(name + "1.log"), log2 = dir.resolve(name + "2.log");
+        Process r1 = launcher(1, log1, 0, run.apply(out, dir.resolve(name + "-ckpt")), BITWISE_ENV);
+        Process r2 = launcher(2, log2, 0, run.apply(out, dir.resolve(name + "-ckpt")), BITWISE_ENV);
+        assertThat(await(r1, 300, log1)).as(Files.readString(log1)).isZero();
+        assertThat(await(r2, 300, log2)).as(Files.readString(log2)).isZero();
+        return Files.readAllBytes(out.resolve("model.safetensors"));
     }
 
     private static List<String> train(Path corpus, Path out, int steps) {
@@ -191,29 +217,11 @@ class MultiNodeLaunchIT {
     @Test
     void aLostHostOrAHungRankIsRecoveredAndTheRunEndsBitwiseAsIfNothingHappened(@TempDir Path dir) throws Exception {
         Path corpus = TrainRuns.corpus(dir);
-        int steps = 24, k = 4;
-        Map<String, String> env = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
-                "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
-        java.util.function.BiFunction<Path, Path, List<String>> run = (out, ckpt) -> {
-            List<String> a = train(corpus, out, steps);
-            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", Integer.toString(k), "--resume",
-                    "--grad-reduce", "ordered"));
-            return a;
-        };
-        Path refOut = dir.resolve("ref"), refLog1 = dir.resolve("ref1.log"), refLog2 = dir.resolve("ref2.log");
-        Process r1 = launcher(1, refLog1, 0, run.apply(refOut, dir.resolve("ref-ckpt")), env);
-        Process r2 = launcher(2, refLog2, 0, run.apply(refOut, dir.resolve("ref-ckpt")), env);
-        assertThat(await(r1, 300, refLog1)).as(Files.readString(refLog1)).isZero();
-        assertThat(await(r2, 300, refLog2)).as(Files.readString(refLog2)).isZero();
-        byte[] reference = Files.readAllBytes(refOut.resolve("model.safetensors"));
-
-        int kMem = 2;
-        java.util.function.BiFunction<Path, Path, List<String>> runMem = (out, ckpt) -> {
-            List<String> a = train(corpus, out, steps);
-            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", ckpt.toString(), "--ckpt-every", "8", "--mem-ckpt-every",
-                    Integer.toString(kMem), "--resume", "--grad-reduce", "ordered"));
-            return a;
-        };
+        int steps = 24, k = 4, kMem = 2;
+        Map<String, String> env = BITWISE_ENV;
+        var run = orderedRun(corpus, steps, k, 0);
+        var runMem = orderedRun(corpus, steps, 8, kMem);
+        byte[] reference = uninterrupted(dir, "ref", run);
 
         // 1. host 2 lost, its launcher started again
         Path out = dir.resolve("killed"), ckpt = dir.resolve("killed-ckpt");
@@ -299,21 +307,9 @@ class MultiNodeLaunchIT {
     @Test
     void aLostHostIsLeftOutAtOnceAndWhenItReturnsTheJobGrowsBackBitwise(@TempDir Path dir) throws Exception {
         Path corpus = TrainRuns.corpus(dir);
-        int kMem = 2;
-        Map<String, String> env = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
-                "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
-        int longSteps = 40;
-        java.util.function.BiFunction<Path, Path, List<String>> runLong = (o, c) -> {
-            List<String> a = train(corpus, o, longSteps);
-            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", c.toString(), "--ckpt-every", "60", "--mem-ckpt-every",
-                    Integer.toString(kMem), "--resume", "--grad-reduce", "ordered"));
-            return a;
-        };
-        Path longRef = dir.resolve("long-ref");
-        Process r1 = launcher(1, dir.resolve("long-ref1.log"), 0, runLong.apply(longRef, dir.resolve("long-ref-ckpt")), env);
-        Process r2 = launcher(2, dir.resolve("long-ref2.log"), 0, runLong.apply(longRef, dir.resolve("long-ref-ckpt")), env);
-        assertThat(await(r1, 300, dir.resolve("long-ref1.log"))).isZero();
-        assertThat(await(r2, 300, dir.resolve("long-ref2.log"))).isZero();
+        Map<String, String> env = BITWISE_ENV;
+        var runLong = orderedRun(corpus, 40, 60, 2);
+        byte[] reference = uninterrupted(dir, "long-ref", runLong);
         Path out = dir.resolve("regrow");
         Path ckpt = dir.resolve("regrow-ckpt");
         Path log1 = dir.resolve("regrow-node0.log");
@@ -347,7 +343,7 @@ class MultiNodeLaunchIT {
         assertThat(back.get("restart").asInt()).isEqualTo(2);
         assertThat(back.get("steps_recomputed").asLong()).as("a planned regroup loses no step").isZero();
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted 4-rank run")
-                .isEqualTo(Files.readAllBytes(longRef.resolve("model.safetensors")));
+                .isEqualTo(reference);
     }
 
     /**
@@ -358,20 +354,10 @@ class MultiNodeLaunchIT {
     @Test
     void aSpareHostTakesTheLostHostsPlaceInWarmJvmsAndTheRunEndsBitwise(@TempDir Path dir) throws Exception {
         Path corpus = TrainRuns.corpus(dir);
-        int steps = 60, kMem = 2;
-        Map<String, String> env = Map.of("JTRAIN_ALGO", "allreduce:ring", "JTRAIN_COMM_TIMEOUT_MS", "15000",
-                "JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
-        java.util.function.BiFunction<Path, Path, List<String>> run = (o, c) -> {
-            List<String> a = train(corpus, o, steps);
-            a.addAll(List.of("--bucket-mb", "4", "--ckpt-dir", c.toString(), "--ckpt-every", "100", "--mem-ckpt-every",
-                    Integer.toString(kMem), "--resume", "--grad-reduce", "ordered"));
-            return a;
-        };
-        Path ref = dir.resolve("ref");
-        Process r1 = launcher(1, dir.resolve("ref1.log"), 0, run.apply(ref, dir.resolve("ref-ckpt")), env);
-        Process r2 = launcher(2, dir.resolve("ref2.log"), 0, run.apply(ref, dir.resolve("ref-ckpt")), env);
-        assertThat(await(r1, 300, dir.resolve("ref1.log"))).isZero();
-        assertThat(await(r2, 300, dir.resolve("ref2.log"))).isZero();
+        int kMem = 2;
+        Map<String, String> env = BITWISE_ENV;
+        var run = orderedRun(corpus, 60, 100, kMem);
+        byte[] reference = uninterrupted(dir, "ref", run);
 
         Path out = dir.resolve("spare"), ckpt = dir.resolve("spare-ckpt");
         Path log1 = dir.resolve("spare-node0.log"), log2 = dir.resolve("spare-node1.log"), log3 = dir.resolve("spare-host3.log");
@@ -400,7 +386,7 @@ class MultiNodeLaunchIT {
         assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
         assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run")
-                .isEqualTo(Files.readAllBytes(ref.resolve("model.safetensors")));
+                .isEqualTo(reference);
     }
 
     /**
