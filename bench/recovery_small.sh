@@ -136,7 +136,7 @@ spare() {
   wait "$s" || { tail -30 "$OUT/$name-3.log" >&2; exit 1; }
 }
 
-# summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms" for one run:
+# summary RUN: prints "step_ms later_step_ms stall_ms later_stall_ms saves save_steps_extra_ms quiet_ms" for one run:
 #   mean step ms (steps 3..), and the same in the run's second half (from step LATER, a multiple of K at or past half
 #   of STEPS: past the first saves' one-time costs, which a long run pays once: connecting to the holders, the first
 #   plan, compiling the save path, allocating the holders' memory for 2 kept checkpoints and 1 being saved);
@@ -144,7 +144,8 @@ spare() {
 #   within the run, from step LATER: the mean time of the steps that follow a save by 0, 1 and 2 (step % K = 0, 1, 2,
 #   where a save's background work lands) against the mean of the steps that follow by 3..K-1, summed over the three:
 #   what one save adds, measured against steps of the same run (these machines drift between runs; a run without
-#   checkpoints gives the noise of this figure)
+#   checkpoints gives the noise of this figure); and the mean of those other steps (3..K-1 after a save), where no
+#   save work lands: the two runs' difference there is their drift
 summary() {
   python3 - "$1/metrics.jsonl" "$K" "$LATER" <<'EOF'
 import json, sys
@@ -161,7 +162,7 @@ mean = lambda xs: sum(xs) / len(xs) if xs else 0
 profile = [mean(x) for x in by_residue]
 quiet = mean(profile[3:])
 extra = sum(p - quiet for p in profile[:3])
-print(f"{mean(steps):.1f} {mean(later):.1f} {mean(stalls):.1f} {mean(stalls[1:]):.1f} {len(stalls)} {extra:.1f}")
+print(f"{mean(steps):.1f} {mean(later):.1f} {mean(stalls):.1f} {mean(stalls[1:]):.1f} {len(stalls)} {extra:.1f} {quiet:.1f}")
 EOF
 }
 
@@ -182,15 +183,17 @@ echo "-- in-memory checkpoint overhead: runs without and with --mem-ckpt-every $
 for r in $(seq 1 "${ROUNDS:-2}"); do
   run plain
   run mem --mem-ckpt-every "$K"
-  read -r plain_ms plain_later _ _ _ plain_extra <<< "$(summary "$OUT/plain")"
-  read -r mem_ms mem_later stall_ms later_stall saves mem_extra <<< "$(summary "$OUT/mem")"
-  python3 -c "p=$plain_ms; m=$mem_ms; pl=$plain_later; ml=$mem_later; s=$stall_ms; sl=$later_stall; k=$K; pe=$plain_extra; me=$mem_extra
+  read -r plain_ms plain_later _ _ _ plain_extra plain_quiet <<< "$(summary "$OUT/plain")"
+  read -r mem_ms mem_later stall_ms later_stall saves mem_extra mem_quiet <<< "$(summary "$OUT/mem")"
+  python3 -c "p=$plain_ms; m=$mem_ms; pl=$plain_later; ml=$mem_later; s=$stall_ms; sl=$later_stall; k=$K; pe=$plain_extra; me=$mem_extra; pq=$plain_quiet; mq=$mem_quiet
 print(f'   pair $r: step {p:.0f} ms without, {m:.0f} ms with ({(m-p)/p*100:+.1f}%); stall per save {s:.0f} ms ($saves saves)'
       f' = {s/k:.1f} ms per step = {s/k/p*100:.2f}% of step time')
 print(f'           from step $LATER on: step {pl:.0f} ms without, {ml:.0f} ms with ({(ml-pl)/pl*100:+.1f}%);'
       f' stall per save after the first {sl:.0f} ms = {sl/k/pl*100:.2f}% of step time')
 print(f'           within each run from step $LATER on, the 3 steps from a save against the others: {me:+.0f} ms per save ='
-      f' {me/k/ml*100:+.2f}% of step time (the run without checkpoints, same steps: {pe:+.0f} ms = {pe/k/pl*100:+.2f}%)')"
+      f' {me/k/ml*100:+.2f}% of step time (the run without checkpoints, same steps: {pe:+.0f} ms = {pe/k/pl*100:+.2f}%)')
+print(f'           steps 3..{k-1} after a save, where no save work lands, from step $LATER on: {pq:.0f} ms without, {mq:.0f} ms with'
+      f' ({(mq-pq)/pq*100:+.1f}%: the drift between the two runs)')"
   echo "   $(same_model "$OUT/mem") (checkpoints do not change training)"
   [ "$r" = "${ROUNDS:-2}" ] || rm -rf "$OUT/plain" "$OUT/mem"
 done
