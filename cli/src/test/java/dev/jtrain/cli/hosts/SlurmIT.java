@@ -177,6 +177,62 @@ class SlurmIT {
         assertThat(TrainRuns.model(dir.resolve("mpi"))).isEqualTo(TrainRuns.model(oneHost));
     }
 
+    /**
+     * {@code srun -N2 --ntasks-per-node=1 jtrain launch --nproc-per-node 2 --max-restarts 1}: one launcher per node,
+     * which takes the node count, its node rank, node 0's address and the port from Slurm. Rank 3 (host 2) is
+     * SIGKILLed mid-run; Slurm sees nothing (its tasks are the launchers), both launchers restart the group together,
+     * host 1's ranks continue in their JVMs, the group resumes from the nodes' memory, and the run ends bitwise as
+     * the same job uninterrupted.
+     */
+    @Test
+    void srunStartsALauncherPerNodeThatRestartsTheGroupWhenARankDiesAndTheRunEndsBitwise(@TempDir Path dir) throws Exception {
+        java.util.function.Function<String, List<String>> job = name -> srunLaunch(trainArgs(corpus, dir.resolve(name), 24,
+                "--bucket-mb", "4", "--grad-reduce", "ordered", "--ckpt-dir", dir.resolve(name + "-ckpt").toString(),
+                "--ckpt-every", "8", "--mem-ckpt-every", "2", "--resume"));
+        var whole = onHost1(job.apply("whole"), dir.resolve("whole.log"));
+        assertThat(whole.status()).as(whole.output()).isZero();
+        assertThat(whole.output()).contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]")
+                .contains("each node's ranks save a whole copy into their node's launcher");
+
+        Path out = dir.resolve("killed"), log = dir.resolve("killed.log");
+        Process p = hosts.start(1, job.apply("killed"), env(), log);
+        TrainRuns.waitForSteps(out, 11, log, p);
+        killRank(3, out);
+        assertThat(p.waitFor(300, java.util.concurrent.TimeUnit.SECONDS)).as(Files.readString(log)).isTrue();
+        String o = Files.readString(log);
+        assertThat(p.exitValue()).as(o).isZero();
+        assertThat(o).contains("restarting the group (restart 1 of 1, all 2 nodes together)", "resumed from the nodes' memory",
+                "rank 0 continues in its JVM (warm restart");
+        assertThat(TrainRuns.model(out)).as("bitwise as the uninterrupted job").isEqualTo(TrainRuns.model(dir.resolve("whole")));
+    }
+
+    /** {@code srun -N2 --ntasks-per-node=1 jtrain launch --nproc-per-node 2 --max-restarts 1 -- jtrain <args>}. */
+    static List<String> srunLaunch(List<String> jtrainArgs) {
+        List<String> launch = new ArrayList<>(List.of("launch", "--nproc-per-node", "2", "--max-restarts", "1",
+                "--join-timeout-ms", "30000", "--stop-grace-ms", "2000", "--"));
+        launch.addAll(JtrainJar.command(jtrainArgs.toArray(String[]::new)));
+        List<String> c = new ArrayList<>(List.of("srun", "-N2", "--ntasks-per-node=1"));
+        c.addAll(JtrainJar.command(launch.toArray(String[]::new)));
+        return c;
+    }
+
+    /** SIGKILLs the JVM of rank {@code rank} of the job writing to {@code out}: its command names the run, its environment the rank. */
+    private static void killRank(int rank, Path out) throws Exception {
+        ProcessHandle victim = ProcessHandle.allProcesses()
+                .filter(ph -> ph.info().commandLine().orElse("").contains(out.toString()))
+                .filter(ph -> {
+                    try {
+                        return List.of(new String(Files.readAllBytes(Path.of("/proc", Long.toString(ph.pid()), "environ")),
+                                java.nio.charset.StandardCharsets.ISO_8859_1).split("\0"))
+                                .contains("RANK=" + rank);
+                    } catch (java.io.IOException gone) {
+                        return false;
+                    }
+                })
+                .findFirst().orElseThrow(() -> new AssertionError("no process of rank " + rank + " writing to " + out));
+        new ProcessBuilder("kill", "-KILL", Long.toString(victim.pid())).inheritIO().start().waitFor();
+    }
+
     /** A job's tasks on host 2 die mid-step: {@code --kill-on-bad-exit} ends the whole step at once, non-zero. */
     @Test
     void killOnBadExitCancelsTheRestWhenOneHostsTasksDie(@TempDir Path dir) throws Exception {
