@@ -53,7 +53,8 @@ final class LaunchCommand implements Callable<Integer> {
     @Option(names = "--spare", description = "Multi-node: run this launcher as a hot spare with no node of its own. Its ranks"
             + " warm up (a few steps of the job's model alone) and wait; when a node's launcher is lost (its connection to"
             + " the store ended: the host died), the spare takes that node's place in the next restart, so the job"
-            + " continues at full size in warm JVMs. Needs --max-restarts; --node-rank is not given (node 0 can not be replaced).")
+            + " continues at full size in warm JVMs. Needs --max-restarts; --node-rank is not given (node 0 can not be replaced)."
+            + " Under an engine, nodes past --nnodes are spares by themselves (srun -N3 ... jtrain launch --nnodes 2: one spare).")
     boolean spare;
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The program and its arguments, after --.")
     List<String> command;
@@ -65,11 +66,30 @@ final class LaunchCommand implements Callable<Integer> {
         if (nproc < 1) throw new IllegalArgumentException("--nproc-per-node is required (the engine does not give it)");
         int jobNodes = nnodes != null ? nnodes : node.map(NodeLayout::nnodes).orElse(1);
         if (spare && nodeRank != null) throw new IllegalArgumentException("--spare takes no --node-rank: it takes a lost node's index when it replaces it");
+        boolean beyond = spareByLayout(node, nnodes, nodeRank);
+        if (beyond) {
+            if (maxRestarts < 1)
+                throw new IllegalArgumentException(String.format("%s node %d is beyond --nnodes %d: it would run as a hot spare, which"
+                        + " needs --max-restarts >= 1 (or ask the engine for %d nodes)", node.get().engine(), node.get().nodeRank(), nnodes, nnodes));
+            System.out.printf("[launcher] %s node %d is beyond --nnodes %d: a hot spare (as with --spare)%n", node.get().engine(),
+                    node.get().nodeRank(), nnodes);
+        }
+        boolean asSpare = spare || beyond;
         var options = new LaunchOptions(nproc, jobNodes,
-                spare ? jobNodes - 1 : nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
+                asSpare ? jobNodes - 1 : nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
                 masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
                 masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
-                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts, spare);
+                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts, asSpare);
         return new Launcher(options, System.out).run();
+    }
+
+    /**
+     * Whether the engine started this launcher on a node past the job's: {@code --nnodes N} given, no
+     * {@code --node-rank}, and the engine's node index {@code >= N} (say {@code srun -N3 --ntasks-per-node=1 jtrain
+     * launch --nnodes 2}). Such a node has no place in the job; it runs as a hot spare, the way an allocation keeps
+     * spare nodes for the job to take when one of its own is lost.
+     */
+    static boolean spareByLayout(Optional<NodeLayout> engine, Integer nnodes, Integer nodeRank) {
+        return nnodes != null && nodeRank == null && engine.isPresent() && engine.get().nodeRank() >= nnodes;
     }
 }

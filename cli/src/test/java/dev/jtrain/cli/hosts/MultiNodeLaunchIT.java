@@ -31,7 +31,7 @@ class MultiNodeLaunchIT {
     private final List<Process> started = new ArrayList<>();
 
     @BeforeAll
-    static void up() { hosts = EmulatedHosts.start(3, null); } // host 3: a spare
+    static void up() { hosts = EmulatedHosts.start(2, null); }
 
     @AfterAll
     static void down() { if (hosts != null) hosts.close(); }
@@ -44,7 +44,6 @@ class MultiNodeLaunchIT {
         }
         hosts.kill(1, "KILL", false);
         hosts.kill(2, "KILL", false);
-        hosts.kill(3, "KILL", false);
         hosts.link(2, "up");
     }
 
@@ -56,12 +55,7 @@ class MultiNodeLaunchIT {
         return launch(host, log, List.of("--node-rank", Integer.toString(host - 1)), options, command, extraEnv);
     }
 
-    /** A spare launcher ({@code --spare}) on {@code host}: no node of its own until a node's launcher is lost. */
-    private Process spare(int host, Path log, List<String> options, List<String> command, Map<String, String> extraEnv) {
-        return launch(host, log, List.of("--spare"), options, command, extraEnv);
-    }
-
-    /** {@code jtrain launch} of a 2-node job on {@code host}, as the node or spare {@code role} says. */
+    /** {@code jtrain launch} of a 2-node job on {@code host}, as the node {@code role} says. */
     private Process launch(int host, Path log, List<String> role, List<String> options, List<String> command, Map<String, String> extraEnv) {
         List<String> args = new ArrayList<>(List.of("launch", "--nnodes", "2"));
         args.addAll(role);
@@ -343,49 +337,6 @@ class MultiNodeLaunchIT {
         assertThat(back.get("restart").asInt()).isEqualTo(2);
         assertThat(back.get("steps_recomputed").asLong()).as("a planned regroup loses no step").isZero();
         assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted 4-rank run")
-                .isEqualTo(reference);
-    }
-
-    /**
-     * A fixed-size job (no {@code --min-nodes}) with a spare launcher on host 3, whose ranks warm up while the job
-     * trains and then wait. Host 2 is SIGKILLed with its launcher: the spare takes node 1's place at once, its warm
-     * ranks load node 1's state from host 1's memory, and the run ends bitwise as the uninterrupted one.
-     */
-    @Test
-    void aSpareHostTakesTheLostHostsPlaceInWarmJvmsAndTheRunEndsBitwise(@TempDir Path dir) throws Exception {
-        Path corpus = TrainRuns.corpus(dir);
-        int kMem = 2;
-        Map<String, String> env = BITWISE_ENV;
-        var run = orderedRun(corpus, 60, 100, kMem);
-        byte[] reference = uninterrupted(dir, "ref", run);
-
-        Path out = dir.resolve("spare"), ckpt = dir.resolve("spare-ckpt");
-        Path log1 = dir.resolve("spare-node0.log"), log2 = dir.resolve("spare-node1.log"), log3 = dir.resolve("spare-host3.log");
-        List<String> fixed = List.of("--max-restarts", "1", "--join-timeout-ms", "30000");
-        Process n1 = launcher(1, log1, fixed, run.apply(out, ckpt), env);
-        launcher(2, log2, fixed, run.apply(out, ckpt), env);
-        Process sp = spare(3, log3, fixed, run.apply(out, ckpt), env);
-        waitForLine(log3, "[launcher] spare warmed its ranks up in", sp);
-        TrainRuns.waitForSteps(out, 11, log1, n1);
-        assertThat(n1.isAlive()).as("the job still runs when the spare is ready: " + Files.readString(log1)).isTrue();
-        hosts.kill(2, "KILL", false); // host 2's ranks and launcher
-        int s1 = await(n1, 300, log1), s3 = await(sp, 300, log3);
-        String o1 = Files.readString(log1), o3 = Files.readString(log3);
-        assertThat(s1).as(o1).isZero();
-        assertThat(s3).as(o3).isZero();
-        assertThat(o3).contains("[launcher] spare on jt-node3: warming its ranks up and waiting for a node's launcher to be lost",
-                "[launcher] spare warmed its ranks up in", "s, standing by\n",
-                "warmed up ahead of joining the job: 3 steps of this rank's rows alone",
-                "[launcher] spare on jt-node3 takes the place of node 1: node 1's launcher was lost (its connection to the store ended)",
-                "[launcher] node 1 replaces a launcher lost with its ranks in attempt 0 (its ranks warmed up)",
-                "restarting the group (restart 1 of 1, all 2 nodes together)",
-                "rank 2 continues in its JVM (warm restart", "rank 3 continues in its JVM (warm restart").doesNotContain("did not park");
-        assertThat(o1).contains("restarting the group (restart 1 of 1, all 2 nodes together)", "resumed from the nodes' memory",
-                "rank 0 continues in its JVM (warm restart").doesNotContain("continuing without them");
-        var rec = recovery(out);
-        assertThat(rec.get("resumed_from").asText()).isEqualTo("memory");
-        assertThat(rec.get("steps_recomputed").asLong()).isBetween(0L, (long) kMem);
-        assertThat(Files.readAllBytes(out.resolve("model.safetensors"))).as("bitwise as the uninterrupted run")
                 .isEqualTo(reference);
     }
 
