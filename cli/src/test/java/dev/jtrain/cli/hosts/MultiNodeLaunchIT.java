@@ -106,15 +106,6 @@ class MultiNodeLaunchIT {
         return a;
     }
 
-    private static void waitForLine(Path log, String line, Process p) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-        while (System.nanoTime() < until && p.isAlive()) {
-            if (Files.exists(log) && Files.readString(log).contains(line)) return;
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no line '" + line + "' in " + log + ":\n" + Files.readString(log));
-    }
-
     private static int await(Process p, long seconds, Path log) throws Exception {
         if (!p.waitFor(seconds, TimeUnit.SECONDS)) throw new AssertionError("still running after " + seconds + " s:\n" + Files.readString(log));
         return p.exitValue();
@@ -314,7 +305,7 @@ class MultiNodeLaunchIT {
         launcher(2, log2, elastic, runLong.apply(out, ckpt), env);
         TrainRuns.waitForSteps(out, 11, log1, n1);
         hosts.kill(2, "KILL", false);
-        waitForLine(log1, "the job shrank from 4 to 2 ranks", n1); // host 1 runs alone now
+        TrainRuns.waitForLine(log1, "the job shrank from 4 to 2 ranks", n1); // host 1 runs alone now
         Process again = launcher(2, log2again, elastic, runLong.apply(out, ckpt), env);
         int s1 = await(n1, 300, log1), s2 = await(again, 300, log2again);
         String o1 = Files.readString(log1), o2 = Files.readString(log2again);

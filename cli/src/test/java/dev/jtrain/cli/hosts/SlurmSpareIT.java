@@ -54,7 +54,7 @@ class SlurmSpareIT {
 
         Path out = dir.resolve("spared"), log = dir.resolve("spared.log");
         Process p = hosts.start(1, srunLaunch(3, train.apply("spared")), env(), log);
-        waitForLine(log, "[launcher] spare warmed its ranks up in", p);
+        TrainRuns.waitForLine(log, "[launcher] spare warmed its ranks up in", p);
         TrainRuns.waitForSteps(out, 11, log, p);
         assertThat(p.isAlive()).as("the job still runs when the spare is ready: " + Files.readString(log)).isTrue();
         hosts.kill(2, "KILL", false);
@@ -98,14 +98,5 @@ class SlurmSpareIT {
         e.put("JTRAIN_COMM_TIMEOUT_MS", "15000");
         e.put("JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");
         return e;
-    }
-
-    private static void waitForLine(Path log, String line, Process p) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-        while (System.nanoTime() < until && p.isAlive()) {
-            if (Files.exists(log) && Files.readString(log).contains(line)) return;
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no line '" + line + "' in " + log + ":\n" + Files.readString(log));
     }
 }

@@ -59,4 +59,14 @@ final class TrainRuns {
         }
         throw new AssertionError("training did not reach step " + steps + ":\n" + Files.readString(log));
     }
+
+    /** Waits until {@code log} holds {@code line}; fails when {@code p} exits first or after 180 s. */
+    static void waitForLine(Path log, String line, Process p) throws Exception {
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(180);
+        while (System.nanoTime() < until && p.isAlive()) {
+            if (Files.exists(log) && Files.readString(log).contains(line)) return;
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no line '" + line + "' in " + log + ":\n" + Files.readString(log));
+    }
 }
