@@ -301,8 +301,8 @@ public final class BulkStoreServer implements AutoCloseable {
             case OP_GET -> {
                 need(r, 2);
                 withLiveValue(ch, "get", r.string(0), v -> {
+                    servedBytes.addAndGet(v.bytes.byteSize()); // before the reply: a client that has it sees it counted
                     replyValue(ch, v.bytes);
-                    servedBytes.addAndGet(v.bytes.byteSize());
                 });
             }
             case OP_LOCATE -> {
