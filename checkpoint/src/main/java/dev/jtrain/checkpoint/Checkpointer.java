@@ -479,6 +479,7 @@ public final class Checkpointer implements AutoCloseable {
             long stall = options.overlapSnapshot() ? returned - t0 : options.async() ? snap.endNanos() - t0 : -1;
             List<RankReport> all;
             String outcome = null, mixed = null;
+            boolean reported = false, committedHere = false;
             try {
                 if (group == null) {
                     all = List.of(report);
@@ -493,7 +494,11 @@ public final class Checkpointer implements AutoCloseable {
                         }
                     }
                 }
-                if (rank == 0) outcome = mixed != null ? mixed : commit(all);
+                reported = true;
+                if (rank == 0) {
+                    outcome = mixed != null ? mixed : commit(all);
+                    committedHere = outcome == null;
+                }
                 if (group != null) {
                     byte[] verdict = ByteExchange.broadcast(group, mixed != null ? SaveMessage.wrap(SaveMessage.LAYOUT_MISMATCH, mixed)
                             : SaveMessage.wrap(SaveMessage.OUTCOME, outcome == null ? "" : outcome), 0);
@@ -504,10 +509,18 @@ public final class Checkpointer implements AutoCloseable {
                                 + "'); the ranks are out of step";
                 }
             } catch (JTrainCommException e) {
-                // a rank died or hung before the commit: nothing was committed, 'latest' did not move
+                String mine = report.error() != null ? report.error() : "my file " + file + " was durable";
+                // Only rank 0 commits, after it has every rank's report, and then tells the others (two-phase commit
+                // with rank 0 as coordinator). A rank lost before the reports were in means nothing was committed; one
+                // lost while the verdict was on its way may leave the step committed, and 'latest' naming it.
+                if (committedHere) throw new CheckpointException("rank 0: checkpoint " + dir + " was committed, but the"
+                        + " other ranks were lost before they heard so (" + mine + "): " + e.getMessage()
+                        + ". A resume loads it.", e);
+                if (reported && rank != 0) throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " may or"
+                        + " may not be committed: lost the coordinator's verdict after every report was sent (" + mine
+                        + "): " + e.getMessage() + ". A resume loads it only if rank 0 committed it and it verifies.", e);
                 throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " not committed: lost the other ranks"
-                        + " while committing (" + (report.error() != null ? report.error() : "my file " + file + " was durable")
-                        + "): " + e.getMessage(), e);
+                        + " while committing (" + mine + "): " + e.getMessage(), e);
             }
             long c1 = System.nanoTime();
             spans.span("ckpt commit", w1, c1);

@@ -26,7 +26,7 @@ class CheckpointStorageTest {
     Path root;
 
     /** POSIX storage underneath, every call recorded; optionally failing the commit or refusing direct writes once. */
-    static final class Recording implements CheckpointStorage {
+    static class Recording implements CheckpointStorage {
         final PosixStorage posix = new PosixStorage(true);
         final List<String> calls = new ArrayList<>();
         boolean failCommit;

@@ -393,6 +393,50 @@ class DistributedCheckpointTest {
         assertThat(CheckpointDirectory.isCommitted(root.resolve("step-000002"))).isFalse();
     }
 
+    /**
+     * The ranks are lost after rank 0 has committed but before they hear its verdict: rank 0 says the step was
+     * committed (it was: 'latest' names it and it loads), rank 1 that it cannot know. Neither may claim "not committed".
+     */
+    @Test
+    void ranksLostBetweenTheCommitAndItsVerdictSayWhatTheyKnow() throws Exception {
+        save(2, 1, SaveOptions.at(1));
+        dev.jtrain.comm.ProcessGroup[] groups = new dev.jtrain.comm.ProcessGroup[2];
+        java.util.concurrent.CountDownLatch both = new java.util.concurrent.CountDownLatch(2);
+        var posix = new dev.jtrain.checkpoint.storage.posix.PosixStorage(true);
+        // rank 0's storage: the commit lands, then both ranks' links go, as when a host dies at that moment
+        var losingAfterCommit = new CheckpointStorageTest.Recording() {
+            @Override
+            public void commit(Path r, Path stepDir, byte[] metadata) throws java.io.IOException {
+                posix.commit(r, stepDir, metadata);
+                for (var g : groups) g.abort(new dev.jtrain.comm.CommException("rank 1 on host node1 is gone (simulated)"), 0);
+            }
+        };
+        List<String> errors = LocalRanks.run(2, (rank, pg) -> {
+            groups[rank] = pg;
+            both.countDown();
+            try {
+                both.await();
+                new Checkpointer(pg, CheckpointerOptions.defaults(), losingAfterCommit)
+                        .save(root, Map.of("state", layout(rank, 2).fill(2)), SaveOptions.at(2)).join();
+                return "no error";
+            } catch (java.util.concurrent.CompletionException | CheckpointException e) {
+                return e instanceof CheckpointException ? e.getMessage() : e.getCause().getMessage();
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        });
+        assertThat(errors.get(0)).contains("rank 0: checkpoint", "step-000002 was committed", "A resume loads it")
+                .doesNotContain("not committed");
+        assertThat(errors.get(1)).contains("rank 1: checkpoint", "step-000002 may or may not be committed")
+                .doesNotContain("not committed:");
+        assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000002"));
+        ArrayState back = layout(0, 1);
+        try (Checkpointer c = new Checkpointer(null)) {
+            c.load(root, Map.of("state", back), LoadOptions.latest());
+        }
+        assertThat(back.check(2)).isNull();
+    }
+
     static Map<String, Stateful> one(String key, Stateful s) {
         return Map.of(key, s);
     }
