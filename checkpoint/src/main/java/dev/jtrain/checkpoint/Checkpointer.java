@@ -517,7 +517,7 @@ public final class Checkpointer implements AutoCloseable {
                         + " other ranks were lost before they heard so (" + mine + "): " + e.getMessage()
                         + ". A resume loads it.", e);
                 if (reported && rank != 0) throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " may or"
-                        + " may not be committed: lost the coordinator's verdict after every report was sent (" + mine
+                        + " may not be committed: lost the coordinator's verdict after this rank's report was sent (" + mine
                         + "): " + e.getMessage() + ". A resume loads it only if rank 0 committed it and it verifies.", e);
                 throw new CheckpointException("rank " + rank + ": checkpoint " + dir + " not committed: lost the other ranks"
                         + " while committing (" + mine + "): " + e.getMessage(), e);
