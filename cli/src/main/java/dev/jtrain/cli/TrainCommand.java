@@ -467,6 +467,11 @@ final class TrainCommand implements Callable<Integer> {
             console.printf("gradient buckets: %.1f MiB%s%n", DataParallelOptions.defaults().withBuckets(1L << 20,
                     bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == DataParallelOptions.AUTO_BUCKET
                     ? " (auto: about 10 ms on the slowest link, " + pg.costModel() + ")" : "");
+            if (world > 1) {
+                console.printf("link figures (%s): %s%n", pg.measuredLinkCosts() != null
+                        ? "measured at start; JTRAIN_LINK_COSTS set to them starts a run without measuring"
+                        : "not measured: from JTRAIN_LINK_COSTS or this job's earlier start", pg.linkCosts().format());
+            }
         }
     }
 

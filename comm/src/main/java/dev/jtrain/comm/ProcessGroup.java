@@ -270,6 +270,12 @@ public final class ProcessGroup implements AutoCloseable {
      */
     public CostModelProbe.LinkCosts measuredLinkCosts() { return measuredLinkCosts; }
 
+    /** The figures this group selects with, for each link class it has (measured, given, or from an earlier start). */
+    public CostModelProbe.LinkCosts linkCosts() {
+        return new CostModelProbe.LinkCosts(topology.intraHostPair() != null ? intraHostCost : null,
+                topology.interHostPair() != null ? interHostCost : null);
+    }
+
     private void nameHostsInErrors() {
         HostTopology t = topology;
         engine.topology(t);

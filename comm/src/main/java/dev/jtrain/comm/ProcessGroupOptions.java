@@ -23,10 +23,10 @@ import java.util.Map;
  * @param costModel   the α-β-γ figures to select with; null means measure them per link class at group start
  * @param topology    which ranks share a host; null means exchange host identities at group start (with both this
  *                    and a cost model given, creating a group sends nothing)
- * @param linkCosts   figures per link class measured by an earlier start of this job ({@link LinkCostCache}): used
- *                    instead of measuring when they cover the link classes the group has; null means measure. Rank
- *                    0's value counts, handed to every rank at group start (the choice to measure is collective). A
- *                    cost model wins.
+ * @param linkCosts   figures per link class, given ({@code JTRAIN_LINK_COSTS}) or measured by an earlier start of
+ *                    this job ({@link LinkCostCache}): used instead of measuring when they cover the link classes
+ *                    the group has; null means measure. Rank 0's value counts, handed to every rank at group
+ *                    start (the choice to measure is collective). A cost model wins.
  */
 public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Collective, String> algorithms,
                                   long chunkBytes, CostModel costModel, HostTopology topology, LinkCosts linkCosts) {
@@ -53,7 +53,9 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
 
     /**
      * Defaults overridden by {@code JTRAIN_DEBUG=DETAIL}, {@code JTRAIN_ALGO=allreduce:ring,...},
-     * {@code JTRAIN_CHUNK_BYTES} and {@code JTRAIN_COMM_TIMEOUT_MS}.
+     * {@code JTRAIN_CHUNK_BYTES}, {@code JTRAIN_COMM_TIMEOUT_MS} and {@code JTRAIN_LINK_COSTS} (link figures as a
+     * run prints them, {@link LinkCosts#parse}: the group starts without measuring, and selects the same algorithms
+     * at every start, as {@code NCCL_ALGO}-style pinning does for one collective).
      */
     public static ProcessGroupOptions fromEnv() { return fromEnv(System.getenv()); }
 
@@ -68,6 +70,14 @@ public record ProcessGroupOptions(long timeoutMs, boolean debugDetail, Map<Colle
                 o.chunkBytes, o.costModel, o.topology, o.linkCosts);
         if (env.containsKey("JTRAIN_CHUNK_BYTES")) o = o.withChunkBytes(parseLong(env, "JTRAIN_CHUNK_BYTES"));
         if (env.containsKey("JTRAIN_COMM_TIMEOUT_MS")) o = o.withTimeoutMs(parseLong(env, "JTRAIN_COMM_TIMEOUT_MS"));
+        String pinned = env.get("JTRAIN_LINK_COSTS");
+        if (pinned != null && !pinned.isBlank()) {
+            try {
+                o = o.withLinkCosts(LinkCosts.parse(pinned));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("JTRAIN_LINK_COSTS: " + e.getMessage(), e);
+            }
+        }
         return o;
     }
 

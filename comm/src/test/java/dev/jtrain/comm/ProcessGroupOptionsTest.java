@@ -1,6 +1,8 @@
 package dev.jtrain.comm;
 
 import dev.jtrain.comm.algo.Collective;
+import dev.jtrain.comm.algo.CostModel;
+import dev.jtrain.comm.algo.CostModelProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -9,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 /** The environment is read once, into options; a forced algorithm is the one that runs. */
 @Timeout(60)
@@ -37,6 +40,36 @@ class ProcessGroupOptionsTest {
                 .hasMessageContaining("JTRAIN_CHUNK_BYTES=lots");
         assertThatThrownBy(() -> ProcessGroupOptions.fromEnv(Map.of("JTRAIN_DEBUG", "VERBOSE")))
                 .hasMessageContaining("JTRAIN_DEBUG=VERBOSE");
+    }
+
+    /** What a run prints after measuring reads back as the same figures, and pins them for the next start. */
+    @Test
+    void linkFiguresAsARunPrintsThemArePinnedFromTheEnvironment() {
+        var printed = new CostModelProbe.LinkCosts(new CostModel(3.0e-6, 1 / 2.724e9, 1 / 4.707e9, 32L << 20),
+                new CostModel(61.5e-6, 1 / 0.235e9, 1 / 4.707e9, 4L << 20)).format();
+        assertThat(printed).isEqualTo("intra: alpha=3.0us beta=2.724GB/s gamma=4.707GB/s chunk=32768KiB; "
+                + "inter: alpha=61.5us beta=0.235GB/s gamma=4.707GB/s chunk=4096KiB");
+        var pinned = ProcessGroupOptions.fromEnv(Map.of("JTRAIN_LINK_COSTS", printed)).linkCosts();
+        assertThat(pinned.intraHost().alphaSeconds()).isCloseTo(3.0e-6, within(1e-12));
+        assertThat(1 / pinned.intraHost().betaSecondsPerByte()).isCloseTo(2.724e9, within(1.0));
+        assertThat(1 / pinned.interHost().betaSecondsPerByte()).isCloseTo(0.235e9, within(1.0));
+        assertThat(1 / pinned.interHost().gammaSecondsPerByte()).isCloseTo(4.707e9, within(1.0));
+        assertThat(pinned.interHost().chunkBytes()).isEqualTo(4L << 20);
+        assertThat(pinned.format()).isEqualTo(printed);
+        // one class alone, other units, any order
+        var intraOnly = CostModelProbe.LinkCosts.parse("intra: chunk=1MiB gamma=900MB/s beta=2000MB/s alpha=0.005ms");
+        assertThat(intraOnly.interHost()).isNull();
+        assertThat(intraOnly.format()).isEqualTo("intra: alpha=5.0us beta=2.000GB/s gamma=0.900GB/s chunk=1024KiB");
+    }
+
+    @Test
+    void unreadableLinkFiguresAreRefusedNamingTheVariableAndThePart() {
+        assertThatThrownBy(() -> ProcessGroupOptions.fromEnv(Map.of("JTRAIN_LINK_COSTS", "intra: alpha=3us beta=2GB/s gamma=4GB/s")))
+                .hasMessageContaining("JTRAIN_LINK_COSTS").hasMessageContaining("need all of alpha, beta, gamma and chunk");
+        assertThatThrownBy(() -> ProcessGroupOptions.fromEnv(Map.of("JTRAIN_LINK_COSTS", "intra: alpha=3GB/s beta=2GB/s gamma=4GB/s chunk=1KiB")))
+                .hasMessageContaining("JTRAIN_LINK_COSTS").hasMessageContaining("cannot read 'alpha=3GB/s'");
+        assertThatThrownBy(() -> ProcessGroupOptions.fromEnv(Map.of("JTRAIN_LINK_COSTS", "fabric: alpha=3us beta=2GB/s gamma=4GB/s chunk=1KiB")))
+                .hasMessageContaining("'intra:'").hasMessageContaining("fabric");
     }
 
     /** The cost model would pick another algorithm for this call; JTRAIN_ALGO's choice runs and the result is right. */

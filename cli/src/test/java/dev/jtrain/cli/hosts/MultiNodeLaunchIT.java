@@ -65,6 +65,7 @@ class MultiNodeLaunchIT {
         args.addAll(command);
         Map<String, String> env = new HashMap<>(extraEnv);
         env.put("JTRAIN_JOB_TOKEN", TOKEN);
+        env.put("JTRAIN_LINK_COSTS", TrainRuns.LINK_COSTS);
         Process p = hosts.start(host, JtrainJar.command(args.toArray(String[]::new)), env, log);
         started.add(p);
         return p;
@@ -100,10 +101,12 @@ class MultiNodeLaunchIT {
     }
 
     private static List<String> train(Path corpus, Path out, int steps) {
-        List<String> a = new ArrayList<>(JtrainJar.command("train", "--preset", "tiny", "--data", corpus.toString(),
+        List<String> args = new ArrayList<>(List.of("train"));
+        args.addAll(TrainRuns.MODEL);
+        args.addAll(List.of("--data", corpus.toString(),
                 "--max-steps", Integer.toString(steps), "--peak-gflops", "50", "--no-progress", "--eval-interval", "0",
                 "--sample-tokens", "0", "--out", out.toString()));
-        return a;
+        return JtrainJar.command(args.toArray(String[]::new));
     }
 
     private static int await(Process p, long seconds, Path log) throws Exception {
@@ -206,7 +209,7 @@ class MultiNodeLaunchIT {
         int steps = 24, k = 4, kMem = 2;
         long seed = System.nanoTime();
         var random = new java.util.Random(seed);
-        // each fault after at least 5 steps, with at least 7 to go (steps take about a second in these C1-compiled JVMs:
+        // each fault after at least 5 steps, with at least 7 to go (steps take about 0.4 s in these C1-compiled JVMs:
         // the job must not end before the fault lands)
         int killAt = 5 + random.nextInt(13), hangAt = 5 + random.nextInt(13), linkAt = 5 + random.nextInt(13);
         System.out.printf("fault steps (seed %d): host killed after %d, rank hung after %d, link down after %d%n", seed, killAt, hangAt, linkAt);
@@ -301,14 +304,14 @@ class MultiNodeLaunchIT {
      * Host 2 is SIGKILLed under {@code --min-nodes 1}: host 1's 2 ranks continue as the whole job at once (host 2's
      * launcher is known gone), each running 2 of the launched ranks' rows as pieces summed in the fixed order
      * ({@code --grad-reduce ordered}); host 2's launcher then starts again and the job grows back to 4 ranks. The end
-     * is bitwise the uninterrupted 4-rank run's. Host 2's launcher starts as soon as host 1 runs alone, with 29 of
-     * the 40 steps to go.
+     * is bitwise the uninterrupted 4-rank run's. Host 2's launcher starts as soon as host 1 runs alone, with 69 of
+     * the 80 steps to go.
      */
     @Test
     void aLostHostIsLeftOutAtOnceAndWhenItReturnsTheJobGrowsBackBitwise(@TempDir Path dir) throws Exception {
         Path corpus = TrainRuns.corpus(dir);
         Map<String, String> env = BITWISE_ENV;
-        var runLong = orderedRun(corpus, 40, 60, 2);
+        var runLong = orderedRun(corpus, 80, 100, 2); // host 1 alone must still train when host 2 has warmed up (12-15 s)
         byte[] reference = uninterrupted(dir, "long-ref", runLong);
         Path out = dir.resolve("regrow");
         Path ckpt = dir.resolve("regrow-ckpt");

@@ -52,7 +52,9 @@ class SlurmIT {
     static List<String> trainArgs(Path corpus, Path out, String... more) { return trainArgs(corpus, out, 6, more); }
 
     static List<String> trainArgs(Path corpus, Path out, int steps, String... more) {
-        List<String> a = new ArrayList<>(List.of("train", "--preset", "tiny", "--data", corpus.toString(), "--max-steps",
+        List<String> a = new ArrayList<>(List.of("train"));
+        a.addAll(TrainRuns.MODEL);
+        a.addAll(List.of("--data", corpus.toString(), "--max-steps",
                 Integer.toString(steps), "--warmup-steps", "2", "--decay-steps", Integer.toString(steps), "--peak-gflops", "50",
                 "--no-progress", "--eval-interval", "0", "--sample-tokens", "0", "--out", out.toString()));
         a.addAll(List.of(more));
@@ -65,11 +67,14 @@ class SlurmIT {
         e.put("JTRAIN_JOB_TOKEN", TOKEN);
         e.put("JTRAIN_ALGO", "allreduce:ring");
         e.put("JTRAIN_TIMEOUT_MS", "60000");
+        e.put("JTRAIN_LINK_COSTS", TrainRuns.LINK_COSTS);
         return e;
     }
 
-    static EmulatedHosts.Result onHost1(List<String> cmd, Path log) throws Exception {
-        Process p = hosts.start(1, cmd, env(), log);
+    static EmulatedHosts.Result onHost1(List<String> cmd, Path log) throws Exception { return onHost1(cmd, log, env()); }
+
+    static EmulatedHosts.Result onHost1(List<String> cmd, Path log, Map<String, String> env) throws Exception {
+        Process p = hosts.start(1, cmd, env, log);
         if (!p.waitFor(600, java.util.concurrent.TimeUnit.SECONDS)) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
@@ -89,11 +94,14 @@ class SlurmIT {
     void srunAcrossTwoHostsTrainsLikeOneHostWithFourRanksAndResumesBitwise(@TempDir Path dir) throws Exception {
         Path ckpt = dir.resolve("ckpt");
 
+        var measuring = new java.util.HashMap<>(env());
+        measuring.remove("JTRAIN_LINK_COSTS");
         var two = onHost1(srun(trainArgs(corpus, dir.resolve("two-hosts"), "--ckpt-dir", ckpt.toString(), "--ckpt-every", "3")),
-                dir.resolve("two-hosts.log"));
+                dir.resolve("two-hosts.log"), measuring);
         assertThat(two.status()).as(two.output()).isZero();
         assertThat(two.output()).contains("4 process(es)").contains("DDP")
-                .contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]");
+                .contains("ranks: 4 on 2 host(s): jt-node1[0, 1], jt-node2[2, 3]")
+                .containsPattern("link figures \\(measured at start; [^)]*\\): intra: alpha=\\S+us beta=\\S+GB/s .*; inter: alpha=");
 
         assertThat(TrainRuns.losses(dir.resolve("two-hosts"), 0)).hasSize(6).isEqualTo(TrainRuns.losses(oneHost, 0));
         assertThat(TrainRuns.model(dir.resolve("two-hosts"))).isEqualTo(TrainRuns.model(oneHost));
@@ -102,7 +110,8 @@ class SlurmIT {
         var resumed = onHost1(srun(trainArgs(corpus, dir.resolve("resumed"), "--ckpt-dir", ckpt.toString(), "--resume")),
                 dir.resolve("resumed.log"));
         assertThat(resumed.status()).as(resumed.output()).isZero();
-        assertThat(resumed.output()).contains("at step 3");
+        assertThat(resumed.output()).contains("at step 3")
+                .contains("link figures (not measured: from JTRAIN_LINK_COSTS or this job's earlier start): " + TrainRuns.LINK_COSTS);
         assertThat(TrainRuns.losses(dir.resolve("resumed"), 0)).hasSize(3).isEqualTo(TrainRuns.losses(dir.resolve("two-hosts"), 3));
         assertThat(TrainRuns.model(dir.resolve("resumed"))).isEqualTo(TrainRuns.model(dir.resolve("two-hosts")));
     }
@@ -254,7 +263,7 @@ class SlurmIT {
     @Test
     void sigtermCheckpointsAtAnAgreedStepExitsCleanlyAndTheResumedJobMatchesAnUninterruptedOne(@TempDir Path dir) throws Exception {
         Path ckpt = dir.resolve("ckpt");
-        int steps = 20; // the signal lands a step or two after step 5; steps take about a second in these JVMs
+        int steps = 30; // the signal lands a few steps after step 5 (steps take about 0.4 s in these JVMs)
         var whole = onHost1(JtrainJar.command(trainArgs(corpus, dir.resolve("whole"), steps, "--nproc", "4").toArray(String[]::new)),
                 dir.resolve("whole.log"));
         assertThat(whole.status()).as(whole.output()).isZero();

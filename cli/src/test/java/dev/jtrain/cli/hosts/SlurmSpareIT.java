@@ -94,6 +94,7 @@ class SlurmSpareIT {
     private static java.util.Map<String, String> env() {
         var e = new java.util.HashMap<>(slurm.env());
         e.put("JTRAIN_JOB_TOKEN", "slurm-spare-it-token");
+        e.put("JTRAIN_LINK_COSTS", TrainRuns.LINK_COSTS);
         e.put("JTRAIN_ALGO", "allreduce:ring");
         e.put("JTRAIN_COMM_TIMEOUT_MS", "15000");
         e.put("JTRAIN_HEARTBEAT_TIMEOUT_MS", "5000");

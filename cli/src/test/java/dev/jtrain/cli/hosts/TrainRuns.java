@@ -14,6 +14,22 @@ import java.util.List;
 final class TrainRuns {
     private TrainRuns() {}
 
+    /**
+     * The model these tests train: {@code tiny} cut to a context of 16 and a width of 32. The emulated-host tests run
+     * their JVMs with C1 only ({@link JtrainJar}), where Vector API code is not intrinsified and costs about a
+     * microsecond per vector operation: a {@code tiny} step took about 1.1 s, this one 0.4 s, and the tests are about
+     * orchestration (restarts, recovery, bitwise equality), which the model's size does not change.
+     */
+    static final List<String> MODEL = List.of("--preset", "tiny", "--block-size", "16", "--n-embd", "32");
+
+    /**
+     * The α-β-γ figures a run measured on these emulated hosts (its "link figures" line), pinned through
+     * {@code JTRAIN_LINK_COSTS} so that a job's group starts without its probe: about 2 s less per job start in C1
+     * JVMs. {@code SlurmIT}'s plain {@code srun} test keeps measuring.
+     */
+    static final String LINK_COSTS = "intra: alpha=3.1us beta=2.213GB/s gamma=4.241GB/s chunk=32768KiB; "
+            + "inter: alpha=78.6us beta=0.874GB/s gamma=5.041GB/s chunk=32768KiB";
+
     /** {@code step:loss} of every step in {@code run/metrics.jsonl} from {@code fromStep} on. */
     static List<String> losses(Path run, int fromStep) throws IOException {
         ObjectMapper json = new ObjectMapper();

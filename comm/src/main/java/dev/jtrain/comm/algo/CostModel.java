@@ -30,6 +30,46 @@ public record CostModel(double alphaSeconds, double betaSecondsPerByte, double g
     /** Time of one message of {@code bytes}, sent as chunks. */
     public double message(double bytes) { return chunks(bytes) * alphaSeconds + bytes * betaSecondsPerByte; }
 
+    private static final java.util.regex.Pattern FIGURE = java.util.regex.Pattern.compile(
+            "(alpha|beta|gamma|chunk)=([0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)(us|ms|s|GB/s|MB/s|KiB|MiB)");
+
+    /**
+     * The figures in {@link #toString()}'s form, {@code alpha=3.0us beta=2.724GB/s gamma=4.707GB/s chunk=32768KiB}:
+     * all four, in any order, separated by spaces; alpha in us, ms or s, beta and gamma in GB/s or MB/s (decimal),
+     * chunk in KiB or MiB.
+     */
+    public static CostModel parse(String text) {
+        double alpha = Double.NaN, beta = Double.NaN, gamma = Double.NaN;
+        long chunk = -1;
+        for (String part : text.trim().split("\\s+")) {
+            var m = FIGURE.matcher(part);
+            if (!m.matches() || !unitFits(m.group(1), m.group(3))) {
+                throw new IllegalArgumentException("cannot read '" + part + "' in link figures '" + text.trim() + "': expected "
+                        + "alpha=<latency>us beta=<bandwidth>GB/s gamma=<reduce rate>GB/s chunk=<size>KiB, as a run prints them");
+            }
+            double v = Double.parseDouble(m.group(2));
+            switch (m.group(1)) {
+                case "alpha" -> alpha = v * switch (m.group(3)) { case "us" -> 1e-6; case "ms" -> 1e-3; default -> 1; };
+                case "beta" -> beta = 1 / (v * (m.group(3).equals("GB/s") ? 1e9 : 1e6));
+                case "gamma" -> gamma = 1 / (v * (m.group(3).equals("GB/s") ? 1e9 : 1e6));
+                default -> chunk = Math.round(v * (m.group(3).equals("KiB") ? 1024 : 1024 * 1024));
+            }
+        }
+        if (Double.isNaN(alpha) || Double.isNaN(beta) || Double.isNaN(gamma) || chunk < 0) {
+            throw new IllegalArgumentException("link figures '" + text.trim() + "' need all of alpha, beta, gamma and chunk, "
+                    + "e.g. alpha=3.0us beta=2.724GB/s gamma=4.707GB/s chunk=32768KiB");
+        }
+        return new CostModel(alpha, beta, gamma, chunk);
+    }
+
+    private static boolean unitFits(String figure, String unit) {
+        return switch (figure) {
+            case "alpha" -> unit.endsWith("s") && !unit.contains("/");
+            case "beta", "gamma" -> unit.endsWith("B/s");
+            default -> unit.endsWith("iB");
+        };
+    }
+
     @Override
     public String toString() {
         return String.format(Locale.ROOT, "alpha=%.1fus beta=%.3fGB/s gamma=%.3fGB/s chunk=%dKiB",

@@ -25,7 +25,35 @@ public final class CostModelProbe {
     private CostModelProbe() {}
 
     /** The figures of each link class; null for a class the group does not have. */
-    public record LinkCosts(CostModel intraHost, CostModel interHost) { }
+    public record LinkCosts(CostModel intraHost, CostModel interHost) {
+        /**
+         * {@code intra: <figures>; inter: <figures>} ({@link CostModel#parse}), a class the group lacks left out: the
+         * form of {@code JTRAIN_LINK_COSTS}, which a run prints after measuring.
+         */
+        public static LinkCosts parse(String text) {
+            CostModel intra = null, inter = null;
+            for (String part : text.split(";")) {
+                if (part.isBlank()) continue;
+                int colon = part.indexOf(':');
+                String kind = colon < 0 ? "" : part.substring(0, colon).trim();
+                if (!kind.equals("intra") && !kind.equals("inter")) {
+                    throw new IllegalArgumentException("link figures '" + text.trim() + "': each part starts with 'intra:' "
+                            + "(ranks on one host) or 'inter:' (ranks on different hosts), got '" + part.trim() + "'");
+                }
+                CostModel m = CostModel.parse(part.substring(colon + 1));
+                if (kind.equals("intra")) intra = m;
+                else inter = m;
+            }
+            if (intra == null && inter == null) throw new IllegalArgumentException("link figures '" + text.trim() + "' name no link class");
+            return new LinkCosts(intra, inter);
+        }
+
+        /** The form {@link #parse} reads. */
+        public String format() {
+            return (intraHost == null ? "" : "intra: " + intraHost) + (intraHost != null && interHost != null ? "; " : "")
+                    + (interHost == null ? "" : "inter: " + interHost);
+        }
+    }
 
     /**
      * @param chunkBytes this rank's choice of chunk size; the measuring rank's is broadcast with the figures
