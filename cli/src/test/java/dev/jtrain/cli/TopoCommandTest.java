@@ -55,6 +55,10 @@ class TopoCommandTest {
         }
         assertThat(lines.get(4)).as("no host boundary on one host").isEmpty();
         assertThat(out).containsPattern("within a host: +alpha=[0-9.]+us beta=[0-9.]+GB/s").doesNotContain("between hosts:");
+        String pin = out.replaceAll("(?s).*JTRAIN_LINK_COSTS='([^']*)'.*", "$1");
+        assertThat(pin).as("what topo prints to pin is what it measured, in the form the variable takes")
+                .startsWith("intra: alpha=").isEqualTo(out.replaceAll("(?s).*within a host: +(alpha=[^\n]*)\n.*", "intra: $1"));
+        assertThat(dev.jtrain.comm.algo.CostModelProbe.LinkCosts.parse(pin).format()).isEqualTo(pin);
     }
 
     @Test

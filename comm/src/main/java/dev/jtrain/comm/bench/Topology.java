@@ -93,9 +93,11 @@ public final class Topology {
         sb.append("\nLegend: SHM = shared memory (same host), TCP = sockets, LOCAL = in-process; latency = half the median "
                 + "round trip of 8 bytes; bandwidth = one-way stream of " + (streamBytes >> 20) + " MiB messages; lines and"
                 + " | mark host boundaries.\n");
-        sb.append("cost model (measured at group start, back-to-back exchanges of one pair per class):\n");
+        sb.append(pg.measuredLinkCosts() != null ? "cost model (measured at group start, back-to-back exchanges of one pair per class):\n"
+                : "cost model (not measured: JTRAIN_LINK_COSTS):\n");
         if (topo.intraHostPair() != null) sb.append("  within a host:  ").append(pg.costModel(LinkClass.INTRA_HOST)).append('\n');
         if (topo.spansHosts()) sb.append("  between hosts:  ").append(pg.costModel(LinkClass.INTER_HOST)).append('\n');
+        sb.append("to start jobs on these hosts without measuring: JTRAIN_LINK_COSTS='").append(pg.linkCosts().format()).append("'\n");
         return sb.toString();
     }
 
