@@ -117,8 +117,19 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
     /**
      * Runs a collective on the calling thread if nothing issued earlier is still queued or running (so issue order
      * is kept); returns null otherwise, and the caller queues it. Used by the blocking forms.
+     *
+     * <p>Only while the transport's own per-call deadline is no later than the group's: the watchdog fails a late
+     * Work, but it can not unblock a caller waiting inside the transport. With a group timeout shorter than the
+     * transport's ({@code JTRAIN_COMM_TIMEOUT_MS} below {@code JTRAIN_TIMEOUT_MS}) an inline call to a peer on a
+     * cut-off host waited out the transport's 300 s instead of the group's timeout; queued, its caller waits on the
+     * Work, which the watchdog fails on time.
      */
     CommWork runInlineIfIdle(OpDescriptor d, String description, BufferGuard guard, Body body) {
+        return timeoutMs >= transport.timeoutMs() ? runInlineNow(d, description, guard, body) : null;
+    }
+
+    /** {@link #runInlineIfIdle} whatever the timeouts: for calls that can only run on the caller. */
+    private CommWork runInlineNow(OpDescriptor d, String description, BufferGuard guard, Body body) {
         if (closed || outstanding.get() != 0 || !runLock.tryLock()) return null;
         try {
             if (outstanding.get() != 0) return null;
@@ -150,7 +161,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         long idle = 0, deadline = System.nanoTime() + 2 * TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (true) {
             if (closed) return submit(d, description, guard, body); // fails at once, naming the closed group
-            CommWork w = runInlineIfIdle(d, description, guard, body);
+            CommWork w = runInlineNow(d, description, guard, body); // bounded by the transport's timeout alone
             if (w != null) return w;
             if (System.nanoTime() - deadline > 0) { // predecessors should have failed by their own timeouts long ago
                 return failed(description, new CommTimeoutException(description + ": earlier collectives of group " + groupLabel

@@ -208,9 +208,11 @@ public final class ProcessGroup implements AutoCloseable {
             nameHostsInErrors();
             return;
         }
+        // also when the link figures come from an earlier start and nothing is measured; before the exchange, whose
+        // timeout is the group's: a cold JVM's warm-up is no peer's fault, and takes longer than a short timeout
+        if (size() > 1) ReduceKernels.warmUp();
         OpDescriptor d = new OpDescriptor(Collective.BARRIER, -1, 0, null, null, -1, null); // group start-up exchange
         CommWork w = engine.submit(d, describe(d), BufferGuard.NONE, () -> {
-            if (size() > 1) ReduceKernels.warmUp(); // also when the link figures come from an earlier start and nothing is measured
             HostTopology topo = known != null ? known : exchangeHostIdentities();
             topology = topo;
             if (given != null) {

@@ -1,6 +1,7 @@
 package dev.jtrain.comm;
 
 import dev.jtrain.comm.transport.LinkKind;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -12,6 +13,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class FailureReportingTest {
+    /**
+     * The reduce kernels' warm-up runs once per JVM, at the first group start; the ranks here are threads of one JVM,
+     * and whichever starts second does not wait for it. A group timeout of 300 ms must not include it.
+     */
+    @BeforeAll
+    static void warmUpOnce() { dev.jtrain.comm.algo.ReduceKernels.warmUp(); }
+
     @Test
     @Timeout(30)
     void aRankThatNeverJoinsMakesTheOthersFailWithATimeoutNamingOpAndSequence() throws Exception {
@@ -36,6 +44,28 @@ class FailureReportingTest {
             assertThatThrownBy(next::waitFor).isInstanceOf(CommException.class).hasMessageContaining("unusable")
                     .hasMessageContaining("barrier #3");
             othersDone.countDown();
+        });
+    }
+
+    /**
+     * The blocking form too: a blocking collective may run on the caller's thread, which the watchdog can not
+     * unblock; with the group's timeout shorter than the transport's it must fail at the group's.
+     */
+    @Test
+    @Timeout(60)
+    void aBlockingCollectiveFailsWithinTheGroupTimeoutEvenWhenTheTransportWaitsLonger() throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
+        LocalRanks.run(2, LocalRanks.options().withTimeoutMs(300), 30_000, g -> {
+            if (g.rank() == 1) {
+                assertThat(done.await(40, TimeUnit.SECONDS)).isTrue();
+                return;
+            }
+            long t0 = System.nanoTime();
+            float[] loss = {1f}; // as a trainer averages its loss: one blocking all-reduce on an idle group
+            assertThatThrownBy(() -> g.allReduce(loss, 0, 1, ReduceOp.AVG)).isInstanceOf(CommTimeoutException.class)
+                    .hasMessageContaining("rank 0 allReduce #1").hasMessageContaining("timeoutMs=300");
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("the group's 300 ms, not the transport's 30 s").isLessThan(5000);
+            done.countDown();
         });
     }
 

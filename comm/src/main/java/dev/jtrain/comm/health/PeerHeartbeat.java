@@ -157,16 +157,22 @@ public final class PeerHeartbeat implements AutoCloseable {
     public void close() {
         stopped = true;
         LockSupport.unpark(thread);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1_000, 2 * options.intervalMs()));
         try {
-            thread.join(Math.max(1_000, 2 * options.intervalMs()));
+            thread.join(java.time.Duration.ofNanos(Math.max(0, until - System.nanoTime())));
+            // The departed mark is best effort, and bounded: on a host cut off from the store's, the call would wait out
+            // the store's timeout, and a failed rank reports its error only once its group is closed.
+            Thread mark = Thread.ofVirtual().name("jtrain-heartbeat-departed-" + rank).start(() -> {
+                try {
+                    store.add(key(rank), DEPARTED);
+                } catch (RuntimeException e) {
+                    // the store left first (its host finished), or can not be reached: nobody is left to watch this rank
+                }
+            });
+            mark.join(java.time.Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), until - System.nanoTime())));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        try {
-            store.add(key(rank), DEPARTED);
-        } catch (RuntimeException e) {
-            // the store left first (its host finished): nobody is left to watch this rank
-        }
-        store.close();
+        store.close(); // also ends a departed mark still waiting for its reply
     }
 }

@@ -98,6 +98,31 @@ class PeerHeartbeatTest {
         }
     }
 
+    /**
+     * A rank on a host cut off from the store's closes its group before its error is printed: closing must not wait
+     * out the store's timeout (here: forever) for the best-effort "departed" mark.
+     */
+    @Test
+    void closingWhenTheStoreNoLongerAnswersTakesAtMostTwoBeatIntervals() throws Exception {
+        InMemoryStore shared = new InMemoryStore(5_000);
+        List<AtomicReference<CountDownLatch>> gates = new ArrayList<>();
+        List<PeerHeartbeat> beats = start(shared, 2, gates, new LinkedBlockingQueue<>());
+        CountDownLatch cut = new CountDownLatch(1);
+        try {
+            Thread.sleep(3 * OPTIONS.intervalMs());
+            gates.get(0).set(cut); // every call of rank 0's connection now blocks
+            long t0 = System.nanoTime();
+            beats.get(0).close();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            long boundMs = Math.max(1_000, 2 * OPTIONS.intervalMs());
+            assertThat(seconds).as("the heartbeat thread and the departed mark waited for at most %d ms between them", boundMs)
+                    .isLessThan(boundMs / 1e3 + 1);
+        } finally {
+            cut.countDown();
+            beats.forEach(PeerHeartbeat::close);
+        }
+    }
+
     @Test
     void aStoreThatStopsAnsweringIsReportedAsSuch() throws Exception {
         InMemoryStore shared = new InMemoryStore(5_000);
