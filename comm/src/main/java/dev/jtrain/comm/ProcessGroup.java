@@ -622,12 +622,33 @@ public final class ProcessGroup implements AutoCloseable {
         engine.abort(why);
         for (ProcessGroup g : subGroups) g.abort(why, 0); // they share this transport: closing it is this group's
         if (!ownsTransport) return;
-        if (closeLinksAfterMs <= 0) transport.close();
-        else Thread.ofPlatform().daemon().name("jtrain-abort-" + rank()).start(() -> {
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(closeLinksAfterMs));
-            transport.close();
-        });
+        if (closeLinksAfterMs <= 0) {
+            closeTransport(false);
+            return;
+        }
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(closeLinksAfterMs);
+        if (keepLinksUntilNanos == 0 || until - keepLinksUntilNanos > 0) keepLinksUntilNanos = until;
+        Thread.ofPlatform().daemon().name("jtrain-abort-" + rank()).start(() -> closeTransport(true));
     }
+
+    /**
+     * Closes the links; with {@code afterGrace}, not before an earlier {@link #abort}'s grace is over, unless they are
+     * closed already. {@link #close} waits for it too: the caller learns of the abort at once (its Work fails) and
+     * would otherwise close the links right away, and a peer that had not read the finding yet would report "peer
+     * closed its transport" instead of the silent rank. An abort without a grace closes at once.
+     */
+    private void closeTransport(boolean afterGrace) {
+        long until = keepLinksUntilNanos;
+        if (afterGrace && until != 0) {
+            for (long left; !linksClosed && (left = until - System.nanoTime()) > 0; ) LockSupport.parkNanos(Math.min(left, 10_000_000L));
+        }
+        linksClosed = true;
+        transport.close();
+    }
+
+    /** Until when an abort keeps this rank's links open (System.nanoTime); 0: no abort asked for a grace. */
+    private volatile long keepLinksUntilNanos;
+    private volatile boolean linksClosed;
 
     /** Fails queued work, stops the communication thread and (for the world group) closes the transport. */
     @Override
@@ -637,7 +658,7 @@ public final class ProcessGroup implements AutoCloseable {
         // sub-groups end with the transport they share; their owners may have closed them already (close is idempotent),
         // and a process that runs another attempt in its JVM must not keep their threads
         for (ProcessGroup g : subGroups) g.close();
-        if (ownsTransport) transport.close();
+        if (ownsTransport) closeTransport(true);
         for (AutoCloseable c : alsoClose.reversed()) { // last registered first, as try-with-resources
             try {
                 c.close();

@@ -69,6 +69,31 @@ class FailureReportingTest {
         });
     }
 
+    /**
+     * The heartbeat aborts with a grace so that every peer reads the finding before this rank's links close; a caller
+     * whose Work the abort failed at once must not close them sooner by closing the group. A rank that itself failed
+     * (abort without a grace) closes them at once, and its close then waits for nothing.
+     */
+    @Test
+    @Timeout(30)
+    void closingAfterAnAbortKeepsTheLinksOpenForItsGraceUnlessTheRankAbortedAgainWithout() throws Exception {
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            if (g.rank() != 0) return;
+            long t0 = System.nanoTime();
+            g.abort(new CommException("rank 1 on host h1 sent no heartbeat for 4.0 s"), 1_500);
+            g.close();
+            assertThat((System.nanoTime() - t0) / 1e9).as("seconds until close returned").isGreaterThan(1.3).isLessThan(5);
+        });
+        LocalRanks.run(2, LocalRanks.options(), 10_000, g -> {
+            if (g.rank() != 0) return;
+            g.abort(new CommException("rank 1 on host h1 sent no heartbeat for 4.0 s"), 20_000);
+            g.abort(new CommException("rank 0: this rank's run failed"), 0);
+            long t0 = System.nanoTime();
+            g.close();
+            assertThat((System.nanoTime() - t0) / 1e9).as("seconds until close returned").isLessThan(1);
+        });
+    }
+
     @Test
     @Timeout(30)
     void theWatchdogFailsWorkWithinTheGroupTimeoutEvenWhenTheTransportWaitsLonger() throws Exception {
