@@ -22,8 +22,17 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * Inside {@link Autocast#bf16()} the four products run in bf16 with fp32 accumulation (forward and backward), and
  * qkv is kept in bf16, as the products read it in bf16 anyway; the softmax and its backward stay fp32, as
  * autocast has it.
+ *
+ * <p>The products skip the causal triangle's zeros, as FlashAttention's tiling does: rows go in blocks of
+ * {@link #BLOCK}, and a row block [r0, r1) multiplies only against keys and values [0, r1) (S, P·v, dP, dS·k); dv
+ * and dk go by column block [c0, c1), over rows [c0, T) only. At T = 256 that is 62.5% of the full products' work,
+ * in calls still large enough (64 rows or columns) for the GEMM's tiles. Every entry a product reads is written
+ * first: softmax and its backward fill a row's zeros up to its block's end.
  */
 final class AttentionOps {
+    /** Rows (and columns) per block of the causal triangle: a multiple of both GEMMs' micro-tile rows. */
+    static final int BLOCK = 64;
+
     private AttentionOps() {}
 
     static Tensor causalSelfAttention(Tensor qkv, int nHead, float dropout, Rng rng) {
@@ -50,7 +59,11 @@ final class AttentionOps {
                 int q = x.offset() + b * T * C3 + h * hs;
                 probabilities(precision, x.data(), q, C, C3, T, hs, scale, p);
                 float[] pd = dropped(p, mask, bh * T * T, dropped);
-                precision.gemm(false, false, T, hs, T, 1f, pd, 0, T, x.data(), q + 2 * C, C3, 0f, yd, b * T * C + h * hs, C);
+                for (int r0 = 0; r0 < T; r0 += BLOCK) { // y[r0, r1) = P[r0, r1)[0, r1) · v[0, r1)
+                    int r1 = Math.min(T, r0 + BLOCK);
+                    precision.gemm(false, false, r1 - r0, hs, r1, 1f, pd, r0 * T, T, x.data(), q + 2 * C, C3,
+                            0f, yd, b * T * C + h * hs + r0 * C, C);
+                }
             }
         });
         if (ShapeOps.recording(qkv)) {
@@ -78,13 +91,25 @@ final class AttentionOps {
                             int a = bh * T * T;
                             probabilities(precision, qd, q, C, C3, T, hs, scale, p);
                             float[] pd = dropped(p, mask, a, dropped);
-                            precision.gemm(false, true, T, T, hs, 1f, gd, dy, C, qd, v, C3, 0f, dp, 0, T);
-                            precision.gemm(true, false, T, hs, T, 1f, pd, 0, T, gd, dy, C, 0f, dd, dv, C3);
-                            if (mask != null) for (int i = 0; i < T * T; i++) dp[i] *= mask[a + i];
-                            for (int t = 0; t < T; t++)
-                                SoftmaxKernel.softmaxPrefixBackward(p, t * T, dp, t * T, dp, t * T, t + 1, T, scale);
-                            precision.gemm(false, false, T, hs, T, 1f, dp, 0, T, qd, k, C3, 0f, dd, dq, C3);
-                            precision.gemm(true, false, T, hs, T, 1f, dp, 0, T, qd, q, C3, 0f, dd, dk, C3);
+                            for (int r0 = 0; r0 < T; r0 += BLOCK) { // dP and dS of rows [r0, r1), then dq
+                                int r1 = Math.min(T, r0 + BLOCK);
+                                precision.gemm(false, true, r1 - r0, r1, hs, 1f, gd, dy + r0 * C, C, qd, v, C3,
+                                        0f, dp, r0 * T, T);
+                                for (int t = r0; t < r1; t++) {
+                                    if (mask != null)
+                                        for (int i = t * T; i < t * T + t + 1; i++) dp[i] *= mask[a + i];
+                                    SoftmaxKernel.softmaxPrefixBackward(p, t * T, dp, t * T, dp, t * T, t + 1, r1, scale);
+                                }
+                                precision.gemm(false, false, r1 - r0, hs, r1, 1f, dp, r0 * T, T, qd, k, C3,
+                                        0f, dd, dq + r0 * C3, C3);
+                            }
+                            for (int c0 = 0; c0 < T; c0 += BLOCK) { // dv, dk of keys [c0, c1): rows [c0, T) only
+                                int c1 = Math.min(T, c0 + BLOCK), rows = T - c0;
+                                precision.gemm(true, false, c1 - c0, hs, rows, 1f, pd, c0 * T + c0, T,
+                                        gd, dy + c0 * C, C, 0f, dd, dv + c0 * C3, C3);
+                                precision.gemm(true, false, c1 - c0, hs, rows, 1f, dp, c0 * T + c0, T,
+                                        qd, q + c0 * C3, C3, 0f, dd, dk + c0 * C3, C3);
+                            }
                         }
                     });
                     saved.done(xs);
@@ -108,11 +133,17 @@ final class AttentionOps {
         return y;
     }
 
-    /** P of one head into p (T × T): S = q·kᵀ in {@code precision}, then the causal softmax of S/√hs row by row. */
+    /**
+     * P of one head into p (T × T, row-major): per row block [r0, r1), S = q[r0, r1)·k[0, r1)ᵀ in {@code precision},
+     * then the causal softmax of S/√hs row by row, zero up to r1. Entries right of a row's block end are not written.
+     */
     private static void probabilities(Precision precision, float[] qkv, int q, int c, int c3, int t, int hs, float scale,
                                       float[] p) {
-        precision.gemm(false, true, t, t, hs, 1f, qkv, q, c3, qkv, q + c, c3, 0f, p, 0, t);
-        for (int r = 0; r < t; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, t, scale);
+        for (int r0 = 0; r0 < t; r0 += BLOCK) {
+            int r1 = Math.min(t, r0 + BLOCK);
+            precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
+            for (int r = r0; r < r1; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, r1, scale);
+        }
     }
 
     /** P with the dropout mask (from mask[a]) applied into {@code scratch}, or P itself without dropout. */

@@ -36,7 +36,10 @@ public final class StepArena {
     private final Map<Integer, ArrayDeque<float[]>> freeFloats = new HashMap<>();
     private final Map<Integer, ArrayDeque<int[]>> freeInts = new HashMap<>();
     private final IdentityHashMap<Object, int[]> holders = new IdentityHashMap<>();
-    private long pooledBytes, lentBytes, peakLentBytes;
+    /** Growth of the pool that is worth a full collection to move out of the young generation (see {@link #settle}). */
+    private static final long SETTLE_BYTES = 16L << 20;
+
+    private long pooledBytes, lentBytes, peakLentBytes, settledBytes;
 
     /** Starts a scope on the current thread; scopes do not nest. */
     public Scope open() {
@@ -109,6 +112,27 @@ public final class StepArena {
         arena.holders.remove(array);
         arena.lentBytes -= bytes(array);
         arena.recycle(array);
+    }
+
+    /**
+     * Moves what the arena pooled since the last call into the old generation, with one full collection, when the pool
+     * grew by at least 16 MiB; otherwise does nothing. Call it between steps, outside a scope: after the first step,
+     * once the pool holds the step's arrays (and the optimizer has made its state).
+     *
+     * <p>Why: pooled arrays live for the whole run, but they are born in the young generation, and a generational
+     * collector copies live young objects at every young collection until it tenures them (ParallelGC: up to 15
+     * times). Hundreds of MiB of activations copied that way cost 0.1-1 s per pause on two shared cores, a pause in
+     * each of the first several steps (bench/MEASUREMENTS.md, "Young collections of the step arena"). Tenured at
+     * once, they are never copied again, and young collections see only a step's short-lived garbage. It is the
+     * generational hypothesis applied to an allocator that knows which of its objects are old.
+     *
+     * @return whether it collected
+     */
+    public boolean settle() {
+        if (pooledBytes - settledBytes < SETTLE_BYTES) return false;
+        settledBytes = pooledBytes;
+        System.gc();
+        return true;
     }
 
     /** Bytes held by this arena (lent and free). */

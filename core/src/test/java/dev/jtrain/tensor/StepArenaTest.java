@@ -1,5 +1,7 @@
 package dev.jtrain.tensor;
 
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -80,5 +82,30 @@ class StepArenaTest {
             StepArena.release(new float[16]); // too small to be pooled: ignored
         }
         StepArena.release(outside); // no scope: nothing happens
+    }
+
+    @Test
+    void settleCollectsOnceThePoolHasGrownAndNotAgainUntilItGrowsMore() {
+        StepArena arena = new StepArena();
+        try (var s = arena.open()) {
+            StepArena.floats(1 << 20); // 4 MiB: below what is worth a full collection
+        }
+        long before = collections();
+        assertThat(arena.settle()).as("4 MiB pooled").isFalse();
+        try (var s = arena.open()) {
+            for (int i = 0; i < 5; i++) StepArena.floats(1 << 20); // the 4 MiB again, and 16 MiB new
+        }
+        assertThat(arena.settle()).as("16 MiB more pooled").isTrue();
+        assertThat(collections()).as("collections run").isGreaterThan(before);
+        try (var s = arena.open()) {
+            for (int i = 0; i < 5; i++) StepArena.floats(1 << 20); // all from the pool: a steady step
+        }
+        assertThat(arena.settle()).as("a step that pooled nothing new").isFalse();
+    }
+
+    private static long collections() {
+        long n = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) n += Math.max(0, gc.getCollectionCount());
+        return n;
     }
 }

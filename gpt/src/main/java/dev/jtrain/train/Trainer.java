@@ -380,6 +380,7 @@ public final class Trainer {
                 evaluatedAt = step;
             }
             for (CheckpointTier t : tiers) t.reportIfDone(listener, start);
+            arena.settle(); // after the first step (or one that grew the pool): its arrays tenured at once
             boolean due = false;
             for (CheckpointTier t : tiers) due |= t.dueAfter(step + 1);
             if (due) {
