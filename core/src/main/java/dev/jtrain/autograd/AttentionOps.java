@@ -30,7 +30,7 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * first: softmax and its backward fill a row's zeros up to its block's end.
  */
 final class AttentionOps {
-    /** Rows (and columns) per block of the causal triangle: a multiple of both GEMMs' micro-tile rows. */
+    /** Rows (and columns) per block of the causal triangle: whole 32-column B panels of either GEMM at every block edge. */
     static final int BLOCK = 64;
 
     private AttentionOps() {}
