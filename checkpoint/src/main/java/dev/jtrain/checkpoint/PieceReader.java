@@ -280,9 +280,9 @@ final class PieceReader implements AutoCloseable {
             }
             long n = Math.min(READ_CHUNK, to - pos);
             long probe = Math.min(n, fileSize - pos);
-            // asked twice: mincore now and then misses a page just read, and one such page must not send a whole
-            // cached chunk to the disk (a cold chunk says no both times; buffered reads of it would start readahead)
-            boolean directChunk = direct && !f.source().cached(pos, probe) && !f.source().cached(pos, probe);
+            // a mostly cached chunk goes through the cache, which fetches its missing pages; a cold one goes direct
+            // (buffered reads of it would start readahead and copy every byte once more)
+            boolean directChunk = direct && !f.source().cached(pos, probe);
             ByteBuffer bb = stage.asSlice(run.stageOf(pos), n).asByteBuffer();
             while (bb.hasRemaining()) {
                 long at = pos + bb.position();

@@ -32,7 +32,10 @@ public interface ShardSource extends AutoCloseable {
     /** Stops offering direct reads (the storage refused one); later reads go through the cache. */
     void refuseDirect();
 
-    /** Whether all of [position, position + length) is in the cache now; false when that can not be told. */
+    /**
+     * Whether at least half of [position, position + length) is in the cache now, so that reading it through the cache
+     * (which fetches the rest) beats reading all of it from the storage; false when that can not be told.
+     */
     boolean cached(long position, long length);
 
     @Override

@@ -6,6 +6,7 @@ import dev.jtrain.checkpoint.storage.ShardSource;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -14,9 +15,13 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * A shard file read through the page cache, or past it with a second channel opened with O_DIRECT (opened on first
- * use). "Cached" is mincore on a mapping that is never touched.
+ * use). "Cached" is mincore on a mapping that is never touched,
+ * asked of parts of the range so that it can say "mostly".
  */
 final class FileShardSource implements ShardSource {
+    private static final int PROBE_PARTS = 32;
+    private static final long PROBE_PART = 64 << 10;
+
     private final Path path;
     private final FileChannel channel;
     private final boolean directWanted;
@@ -59,7 +64,15 @@ final class FileShardSource implements ShardSource {
     public boolean cached(long position, long length) {
         if (length <= 0) return false;
         try (Arena a = Arena.ofConfined()) {
-            return channel.map(FileChannel.MapMode.READ_ONLY, position, length, a).isLoaded();
+            MemorySegment m = channel.map(FileChannel.MapMode.READ_ONLY, position, length, a);
+            // isLoaded is mincore over the whole slice: all or nothing. Asked per part, so that a few pages the kernel
+            // dropped (or mincore missed) do not send a mostly cached range to the disk; buffered reads fetch them.
+            long part = Math.max(PROBE_PART, (length + PROBE_PARTS - 1) / PROBE_PARTS);
+            int parts = 0, loaded = 0;
+            for (long at = 0; at < length; at += part, parts++) {
+                if (m.asSlice(at, Math.min(part, length - at)).isLoaded()) loaded++;
+            }
+            return 2 * loaded >= parts;
         } catch (IOException | RuntimeException e) {
             return false;
         }
