@@ -4,6 +4,7 @@ import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Shape;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Bf16PackedB;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.tensor.kernel.SoftmaxKernel;
@@ -27,11 +28,17 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * {@link #BLOCK}, and a row block [r0, r1) multiplies only against keys and values [0, r1) (S, P·v, dP, dS·k); dv
  * and dk go by column block [c0, c1), over rows [c0, T) only. At T = 256 that is 62.5% of the full products' work,
  * in calls still large enough (64 rows or columns) for the GEMM's tiles. Every entry a product reads is written
- * first: softmax and its backward fill a row's zeros up to its block's end.
+ * first: softmax and its backward fill a row's zeros up to its block's end. In bf16 on the native kernel, each head's
+ * right-hand operands (kᵀ and v forward; vᵀ, k, dy and q backward) are rounded and packed once ({@link Bf16PackedB})
+ * and every block reads its range of them, where a GEMM per block would pack its prefix again each time; the
+ * products are bitwise the same.
  */
 final class AttentionOps {
     /** Rows (and columns) per block of the causal triangle: whole 32-column B panels of either GEMM at every block edge. */
     static final int BLOCK = 64;
+    /** One worker's packed head operands (bf16 on the native kernel): forward kᵀ, v; backward also k, dy, q. */
+    private static final ThreadLocal<Bf16PackedB[]> PACKED = ThreadLocal.withInitial(() -> new Bf16PackedB[]{
+            new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB()});
 
     private AttentionOps() {}
 
@@ -51,18 +58,25 @@ final class AttentionOps {
         Tensor y = Tensor.empty(B, T, C); // every head writes its T x hs block with beta 0
         float[] yd = y.data();
         Precision precision = Autocast.precision(); // the workers run the products in the caller's precision
+        boolean packs = packs(precision);
         Parallel.forRange(B * nHead, 1, (lo, hi) -> {
             float[] p = new float[T * T];
             float[] dropped = mask != null ? new float[T * T] : null;
+            Bf16PackedB[] pk = packs ? PACKED.get() : null;
             for (int bh = lo; bh < hi; bh++) {
                 int b = bh / nHead, h = bh % nHead;
                 int q = x.offset() + b * T * C3 + h * hs;
-                probabilities(precision, x.data(), q, C, C3, T, hs, scale, p);
+                float[] xd = x.data();
+                if (packs) {
+                    pk[0].pack(true, hs, T, xd, q + C, C3);
+                    pk[1].pack(false, T, hs, xd, q + 2 * C, C3);
+                }
+                probabilities(precision, packs ? pk[0] : null, xd, q, C, C3, T, hs, scale, p);
                 float[] pd = dropped(p, mask, bh * T * T, dropped);
                 for (int r0 = 0; r0 < T; r0 += BLOCK) { // y[r0, r1) = P[r0, r1)[0, r1) · v[0, r1)
-                    int r1 = Math.min(T, r0 + BLOCK);
-                    precision.gemm(false, false, r1 - r0, hs, r1, 1f, pd, r0 * T, T, x.data(), q + 2 * C, C3,
-                            0f, yd, b * T * C + h * hs + r0 * C, C);
+                    int r1 = Math.min(T, r0 + BLOCK), y0 = b * T * C + h * hs + r0 * C;
+                    if (packs) pk[1].multiply(false, r1 - r0, 0, r1, hs, pd, r0 * T, T, yd, y0, C);
+                    else precision.gemm(false, false, r1 - r0, hs, r1, 1f, pd, r0 * T, T, xd, q + 2 * C, C3, 0f, yd, y0, C);
                 }
             }
         });
@@ -83,28 +97,43 @@ final class AttentionOps {
                     Parallel.forRange(B * nHead, 1, (lo, hi) -> {
                         float[] p = new float[T * T], dp = new float[T * T];
                         float[] dropped = mask != null ? new float[T * T] : null;
+                        Bf16PackedB[] pk = packs ? PACKED.get() : null;
                         for (int bh = lo; bh < hi; bh++) {
                             int b = bh / nHead, h = bh % nHead;
                             int q = xo + b * T * C3 + h * hs, k = q + C, v = q + 2 * C;
                             int dq = b * T * C3 + h * hs, dk = dq + C, dv = dq + 2 * C;
                             int dy = go + b * T * C + h * hs;
                             int a = bh * T * T;
-                            probabilities(precision, qd, q, C, C3, T, hs, scale, p);
+                            if (packs) { // kᵀ, vᵀ, k, dy, q
+                                pk[0].pack(true, hs, T, qd, k, C3);
+                                pk[1].pack(true, hs, T, qd, v, C3);
+                                pk[2].pack(false, T, hs, qd, k, C3);
+                                pk[3].pack(false, T, hs, gd, dy, C);
+                                pk[4].pack(false, T, hs, qd, q, C3);
+                            }
+                            probabilities(precision, packs ? pk[0] : null, qd, q, C, C3, T, hs, scale, p);
                             float[] pd = dropped(p, mask, a, dropped);
                             for (int r0 = 0; r0 < T; r0 += BLOCK) { // dP and dS of rows [r0, r1), then dq
                                 int r1 = Math.min(T, r0 + BLOCK);
-                                precision.gemm(false, true, r1 - r0, r1, hs, 1f, gd, dy + r0 * C, C, qd, v, C3,
+                                if (packs) pk[1].multiply(false, r1 - r0, 0, hs, r1, gd, dy + r0 * C, C, dp, r0 * T, T);
+                                else precision.gemm(false, true, r1 - r0, r1, hs, 1f, gd, dy + r0 * C, C, qd, v, C3,
                                         0f, dp, r0 * T, T);
                                 for (int t = r0; t < r1; t++) {
                                     if (mask != null)
                                         for (int i = t * T; i < t * T + t + 1; i++) dp[i] *= mask[a + i];
                                     SoftmaxKernel.softmaxPrefixBackward(p, t * T, dp, t * T, dp, t * T, t + 1, r1, scale);
                                 }
-                                precision.gemm(false, false, r1 - r0, hs, r1, 1f, dp, r0 * T, T, qd, k, C3,
+                                if (packs) pk[2].multiply(false, r1 - r0, 0, r1, hs, dp, r0 * T, T, dd, dq + r0 * C3, C3);
+                                else precision.gemm(false, false, r1 - r0, hs, r1, 1f, dp, r0 * T, T, qd, k, C3,
                                         0f, dd, dq + r0 * C3, C3);
                             }
                             for (int c0 = 0; c0 < T; c0 += BLOCK) { // dv, dk of keys [c0, c1): rows [c0, T) only
                                 int c1 = Math.min(T, c0 + BLOCK), rows = T - c0;
+                                if (packs) {
+                                    pk[3].multiply(true, c1 - c0, c0, T, hs, pd, c0 * T + c0, T, dd, dv + c0 * C3, C3);
+                                    pk[4].multiply(true, c1 - c0, c0, T, hs, dp, c0 * T + c0, T, dd, dk + c0 * C3, C3);
+                                    continue;
+                                }
                                 precision.gemm(true, false, c1 - c0, hs, rows, 1f, pd, c0 * T + c0, T,
                                         gd, dy + c0 * C, C, 0f, dd, dv + c0 * C3, C3);
                                 precision.gemm(true, false, c1 - c0, hs, rows, 1f, dp, c0 * T + c0, T,
@@ -134,16 +163,23 @@ final class AttentionOps {
     }
 
     /**
-     * P of one head into p (T × T, row-major): per row block [r0, r1), S = q[r0, r1)·k[0, r1)ᵀ in {@code precision},
+     * P of one head into p (T × T, row-major): per row block [r0, r1), S = q[r0, r1)·k[0, r1)ᵀ in {@code precision}
+     * (from {@code keysT}, kᵀ packed, when not null),
      * then the causal softmax of S/√hs row by row, zero up to r1. Entries right of a row's block end are not written.
      */
-    private static void probabilities(Precision precision, float[] qkv, int q, int c, int c3, int t, int hs, float scale,
-                                      float[] p) {
+    private static void probabilities(Precision precision, Bf16PackedB keysT, float[] qkv, int q, int c, int c3, int t,
+                                      int hs, float scale, float[] p) {
         for (int r0 = 0; r0 < t; r0 += BLOCK) {
             int r1 = Math.min(t, r0 + BLOCK);
-            precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
+            if (keysT != null) keysT.multiply(false, r1 - r0, 0, hs, r1, qkv, q + r0 * c3, c3, p, r0 * t, t);
+            else precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
             for (int r = r0; r < r1; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, r1, scale);
         }
+    }
+
+    /** Whether the products go through {@link Bf16PackedB}: bf16 on the native kernel. */
+    private static boolean packs(Precision precision) {
+        return precision == Precision.BF16 && Bf16PackedB.available();
     }
 
     /** P with the dropout mask (from mask[a]) applied into {@code scratch}, or P itself without dropout. */

@@ -32,7 +32,7 @@ final class SgemmArgs {
     }
 
     /** Checks that a rows x cols row-major matrix at off (plus lastShift for the last batch entry) fits. */
-    private static void matrix(String name, int rows, int cols, float[] x, int off, int ld, long lastShift) {
+    static void matrix(String name, int rows, int cols, float[] x, int off, int ld, long lastShift) {
         if (x == null) throw new IllegalArgumentException("sgemm: array " + name + " is null");
         if (ld < Math.max(1, cols)) {
             throw new IllegalArgumentException("sgemm: ld" + name.toLowerCase() + "=" + ld + " < columns=" + cols

@@ -1,0 +1,88 @@
+package dev.jtrain.tensor.kernel;
+
+import static dev.jtrain.tensor.kernel.Bf16Gemm.MR;
+import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A right-hand operand op(B) (K x N) rounded and packed for the bf16 micro-kernel once, then multiplied by many
+ * left-hand blocks that each use a range of its k rows and a prefix of its columns: the shape of causal attention,
+ * where a row block [r0, r1) of a head reads keys and values [0, r1) only, and a column block [c0, c1) rows [c0, T).
+ * {@link Bf16Gemm} packs B anew per call, so blocking the triangle packed k and v once per block (2.5 times the
+ * head's operands at T = 256, and a transposed pack gathers); here each is packed once per head.
+ *
+ * <p>Layout: {@link Bf16Pack#packB}'s, with all of K in one block: panel t (columns 32t ..) holds kp = ceil(K / 2)
+ * pair rows of 32 words. A k range [k0, k1) with k0 even is then pair rows k0 / 2 .. of every panel, so a product
+ * runs the kernel once per A panel and B panel, with the panel's base moved to the range. The values and the order
+ * of the sums are those of {@code Bf16Gemm.gemm} on the same range (one k block), so results match it bit for bit.
+ *
+ * <p>Needs the native kernel ({@link #available}). Threading: confined to one thread; buffers grow and are reused.
+ */
+public final class Bf16PackedB {
+    private int[] bp = new int[0], scratch = new int[0], ap = new int[0];
+    private final int[] gatherIndex = new int[16];
+    private final float[] tiles = new float[MR * NR];
+    private int k, n, kp;
+
+    /** Whether products run here: the CPU has AVX512_BF16 and the native kernel loaded. */
+    public static boolean available() {
+        return Bf16Gemm.isNative();
+    }
+
+    /** Packs op(B) (k x n; B stored n x k when {@code transB}) from {@code b[bOff]}, rows {@code ldb} apart. */
+    public Bf16PackedB pack(boolean transB, int k, int n, float[] b, int bOff, int ldb) {
+        if (!available()) throw new IllegalStateException(Bf16Gemm.backend());
+        if (k < 1 || n < 1) throw new IllegalArgumentException("bf16 packed operand: empty, k=" + k + " n=" + n);
+        SgemmArgs.matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb, 0);
+        this.k = k;
+        this.n = n;
+        this.kp = (k + 1) / 2;
+        int panels = (n + NR - 1) / NR;
+        if (bp.length < panels * kp * NR) bp = new int[panels * kp * NR];
+        if (scratch.length < NR * kp) scratch = new int[NR * kp];
+        Bf16Pack.packB(transB, b, MemorySegment.ofArray(b), bOff, ldb, 0, 0, k, n, bp, MemorySegment.ofArray(bp),
+                scratch, MemorySegment.ofArray(scratch), gatherIndex);
+        return this;
+    }
+
+    /**
+     * C[0:m, 0:n1] = op(A) * op(B)[k0:k1, 0:n1], overwriting C. op(A) is m x (k1 - k0): its column 0 meets row k0 of
+     * op(B); A is stored m x (k1 - k0), or (k1 - k0) x m when {@code transA}, from {@code a[aOff]}, rows {@code lda}
+     * apart. {@code k0} must be even (a pair never straddles the range's start).
+     */
+    public void multiply(boolean transA, int m, int k0, int k1, int n1, float[] a, int aOff, int lda,
+                         float[] c, int cOff, int ldc) {
+        if ((k0 & 1) != 0 || k0 < 0 || k1 > k || k0 >= k1 || n1 < 1 || n1 > n) {
+            throw new IllegalArgumentException("bf16 packed product over k [" + k0 + ", " + k1 + ") and columns [0, " + n1
+                    + ") of a packed " + k + " x " + n + " operand: k0 must be even and the ranges inside it");
+        }
+        int kc = k1 - k0, kpc = (kc + 1) / 2;
+        if (m < 0) throw new IllegalArgumentException("bf16 packed product: negative m=" + m);
+        if (m == 0) return;
+        SgemmArgs.matrix("A", transA ? kc : m, transA ? m : kc, a, aOff, lda, 0);
+        SgemmArgs.matrix("C", m, n1, c, cOff, ldc, 0);
+        int panelsA = (m + MR - 1) / MR;
+        if (ap.length < panelsA * MR * kpc) ap = new int[panelsA * MR * kpc];
+        MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp);
+        MemorySegment cSeg = MemorySegment.ofArray(c), tileSeg = MemorySegment.ofArray(tiles);
+        Bf16Pack.packA(transA, a, MemorySegment.ofArray(a), aOff, lda, 0, 0, m, kc, ap, apSeg, 0);
+        int aStride = Bf16Pack.rowMajorA(transA) ? kpc : 0;
+        int full = n1 / NR, panelsB = (n1 + NR - 1) / NR;
+        long rangeBytes = (long) (k0 / 2) * NR * Integer.BYTES, panelBytes = (long) kp * NR * Integer.BYTES;
+        for (int ir = 0; ir < m; ir += MR) {
+            int rows = Math.min(MR, m - ir);
+            MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);
+            for (int t = 0; t < panelsB; t++) {
+                MemorySegment b = bpSeg.asSlice(t * panelBytes + rangeBytes);
+                int cAt = cOff + ir * ldc + t * NR;
+                if (rows == MR && t < full) {
+                    Bf16Kernel.run(panel, aStride, b, kpc, 1, cSeg.asSlice((long) cAt * Float.BYTES), ldc, false);
+                } else {
+                    Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false);
+                    SgemmKernel.writeBack(tiles, 0, NR, c, cAt, ldc, 1f, 0f, rows, Math.min(NR, n1 - t * NR));
+                }
+            }
+        }
+    }
+}
