@@ -3,6 +3,7 @@ package dev.jtrain.autograd;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Bf16;
 import dev.jtrain.tensor.kernel.GeluKernel;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Precision;
@@ -16,8 +17,13 @@ final class ActivationOps {
         Tensor xc = x.contiguous().detach();
         Tensor out = Tensor.empty(x.shape());
         int n = out.numel();
-        GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
-        if (ShapeOps.recording(x)) {
+        boolean recording = ShapeOps.recording(x);
+        // Under autocast GELU's input is a bf16 linear's output, and autocast keeps it in bf16 for backward: packed
+        // here as the kernel reads it, and widened piece by piece by the backward kernel.
+        int[] keep = recording && Autocast.precision() == Precision.BF16 ? StepArena.ints(Bf16.packedWords(n)) : null;
+        if (keep != null) GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n, keep);
+        else GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
+        if (recording) {
             var node = new Node(x) {
                 Saved sx;
 
@@ -25,17 +31,21 @@ final class ActivationOps {
                 protected Tensor[] apply(Tensor g) {
                     Tensor gc = g.contiguous();
                     Tensor dx = Tensor.empty(xc.shape());
-                    Tensor xs = sx.get();
-                    GeluKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), dx.data(), 0, n);
-                    sx.done(xs);
+                    int[] words = sx.bf16Words();
+                    if (words != null) {
+                        GeluKernel.backward(gc.data(), gc.offset(), words, dx.data(), 0, n);
+                    } else {
+                        Tensor xs = sx.get();
+                        GeluKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), dx.data(), 0, n);
+                        sx.done(xs);
+                    }
                     return new Tensor[]{dx};
                 }
 
                 @Override
                 public String name() { return "GeluBackward"; }
             };
-            // Under autocast GELU's input is a bf16 linear's output, and autocast keeps it in bf16 for backward.
-            node.sx = node.save(xc, Autocast.precision() == Precision.BF16);
+            node.sx = keep != null ? node.keep(Saved.ofBf16Words(xc.shape(), keep)) : node.save(xc, false);
             out.setGradFn(node);
         }
         return out;

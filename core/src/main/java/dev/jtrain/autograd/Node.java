@@ -89,7 +89,11 @@ public abstract class Node {
      * backward with the rest of this node's saved state.
      */
     final Saved save(Tensor t, boolean bf16) {
-        Saved s = Saved.of(t, bf16);
+        return keep(Saved.of(t, bf16));
+    }
+
+    /** Keeps a copy the forward made itself (a kernel that packed its input to bf16 as it read it), as {@link #save}. */
+    final Saved keep(Saved s) {
         if (kept == null) kept = new ArrayList<>(2);
         kept.add(s);
         account(s.bytes());

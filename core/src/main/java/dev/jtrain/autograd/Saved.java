@@ -38,6 +38,27 @@ final class Saved {
         return new Saved(c.shape(), null, w);
     }
 
+    /**
+     * A bf16 copy a kernel already wrote in {@link Bf16#pack}'s layout (as it read the tensor for its own forward,
+     * which spares reading it a second time); {@code words} comes from the step arena and is now this copy's.
+     */
+    static Saved ofBf16Words(int[] shape, int[] words) {
+        if (words.length < Bf16.packedWords(Shape.numel(shape))) {
+            throw new IllegalArgumentException("bf16 copy of " + Shape.str(shape) + " needs " + Bf16.packedWords(Shape.numel(shape))
+                    + " words, got " + words.length);
+        }
+        return new Saved(shape.clone(), null, words);
+    }
+
+    /**
+     * The bf16 words in {@link Bf16#pack}'s layout, for a kernel that widens them piece by piece as it reads them
+     * (no fp32 copy of the whole tensor); null for an fp32 copy.
+     */
+    int[] bf16Words() {
+        if (words == null && fp32 == null) throw new IllegalStateException("a saved tensor was read after its node released it");
+        return words;
+    }
+
     /** Bytes this copy holds. */
     long bytes() {
         return words != null ? (long) words.length * Integer.BYTES : (long) numel * Float.BYTES;

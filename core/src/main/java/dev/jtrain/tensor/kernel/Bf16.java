@@ -101,6 +101,28 @@ public final class Bf16 {
         }
     }
 
+    /**
+     * Widens floats [from, from + count) of an n-float array that {@link #pack} stored into {@code dst[off]}, on the
+     * calling thread: for a kernel that reads a saved tensor in cache-sized pieces. {@code from} is a multiple of
+     * {@link #packBlock()}.
+     */
+    public static void unpack(int[] src, int n, int from, int count, float[] dst, int off) {
+        if (from % BLOCK != 0 || from < 0 || count < 0 || from + count > n) {
+            throw new IllegalArgumentException("bf16 unpack of [" + from + ", " + (from + count) + ") of " + n
+                    + " floats: the start must be a multiple of " + BLOCK + " and the range inside the array");
+        }
+        int blk = from / BLOCK, end = (from + count) / BLOCK, d = off;
+        for (; blk < end; blk++, d += BLOCK) {
+            IntVector w = IntVector.fromArray(I, src, blk * L);
+            w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d);
+            w.and(0xFFFF0000).reinterpretAsFloats().intoArray(dst, d + L);
+        }
+        for (int i = 0; i < from + count - end * BLOCK; i++) {
+            int w = src[end * L + i % L];
+            dst[d + i] = toFloat(i < L ? w & 0xFFFF : w >>> 16);
+        }
+    }
+
     /** {@link #bits} on every lane: round to nearest even, a NaN kept quiet. */
     private static IntVector round(FloatVector x) {
         IntVector b = x.reinterpretAsInts();

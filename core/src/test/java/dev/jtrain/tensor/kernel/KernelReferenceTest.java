@@ -91,6 +91,35 @@ class KernelReferenceTest {
         }
     }
 
+    /**
+     * GELU with x kept in bf16 (packed by the forward as it reads x, widened piece by piece by the backward) gives
+     * the bits of the fp32 kernels on x rounded to bf16, and the copy is {@link Bf16#pack}'s, at sizes that end
+     * inside a piece and a packing block and span several pieces on two threads.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 33, 4096, 4097, 70001})
+    void geluWithABf16CopyOfItsInputIsTheFp32KernelOnTheRoundedInput(int n) {
+        int saved = Parallel.threads();
+        Parallel.setThreads(2);
+        try {
+            float[] x = randn(n), dy = randn(n), out = new float[n + 1], want = new float[n + 1];
+            int[] keep = new int[Bf16.packedWords(n)], packed = new int[Bf16.packedWords(n)];
+            GeluKernel.forward(x, 0, out, 1, n, keep);
+            GeluKernel.forward(x, 0, want, 1, n);
+            assertThat(out).containsExactly(want);
+            Bf16.pack(x, 0, n, packed);
+            assertThat(keep).containsExactly(packed);
+
+            float[] xr = new float[n], dx = new float[n + 2], dxWant = new float[n + 2];
+            for (int i = 0; i < n; i++) xr[i] = Bf16.round(x[i]);
+            GeluKernel.backward(dy, 0, keep, dx, 2, n);
+            GeluKernel.backward(dy, 0, xr, 0, dxWant, 2, n);
+            assertThat(dx).containsExactly(dxWant);
+        } finally {
+            Parallel.setThreads(saved);
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {1, 7, 17, 65, 256, 1000})
     void crossEntropyMatchesReference(int cols) {
