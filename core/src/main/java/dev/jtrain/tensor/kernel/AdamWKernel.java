@@ -1,6 +1,7 @@
 package dev.jtrain.tensor.kernel;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -20,24 +21,40 @@ public final class AdamWKernel {
         float bc2 = (float) (1 - Math.pow(beta2, t));
         float decay = 1f - lr * weightDecay;
         Parallel.forRange(n, VectorOps.GRAIN, (lo, hi) -> {
+            // the last partial vector is a masked one, not a scalar loop: every element takes the same operations
+            // wherever a thread's range or a rank's shard ends, so the bits depend on neither
             int i = lo, upper = lo + S.loopBound(hi - lo);
             for (; i < upper; i += S.length()) {
-                FloatVector gv = FloatVector.fromArray(S, g, go + i);
-                FloatVector mv = FloatVector.fromArray(S, m, mo + i).mul(beta1).add(gv.mul(1f - beta1));
-                FloatVector vv = FloatVector.fromArray(S, v, vo + i).mul(beta2).add(gv.mul(gv).mul(1f - beta2));
-                mv.intoArray(m, mo + i);
-                vv.intoArray(v, vo + i);
-                FloatVector denom = vv.div(bc2).lanewise(VectorOperators.SQRT).add(eps);
-                FloatVector upd = mv.div(bc1).div(denom);
-                FloatVector.fromArray(S, p, po + i).mul(decay).sub(upd.mul(lr)).intoArray(p, po + i);
+                update(FloatVector.fromArray(S, p, po + i), FloatVector.fromArray(S, g, go + i),
+                        FloatVector.fromArray(S, m, mo + i), FloatVector.fromArray(S, v, vo + i),
+                        beta1, beta2, bc1, bc2, eps, lr, decay, p, po + i, m, mo + i, v, vo + i, null);
             }
-            for (; i < hi; i++) {
-                float gi = g[go + i];
-                float mi = m[mo + i] = beta1 * m[mo + i] + (1 - beta1) * gi;
-                float vi = v[vo + i] = beta2 * v[vo + i] + (1 - beta2) * gi * gi;
-                p[po + i] = p[po + i] * decay - lr * (mi / bc1) / ((float) Math.sqrt(vi / bc2) + eps);
+            if (i < hi) {
+                VectorMask<Float> k = S.indexInRange(i, hi);
+                update(FloatVector.fromArray(S, p, po + i, k), FloatVector.fromArray(S, g, go + i, k),
+                        FloatVector.fromArray(S, m, mo + i, k), FloatVector.fromArray(S, v, vo + i, k),
+                        beta1, beta2, bc1, bc2, eps, lr, decay, p, po + i, m, mo + i, v, vo + i, k);
             }
         });
+    }
+
+    private static void update(FloatVector pv, FloatVector gv, FloatVector m0, FloatVector v0, float beta1, float beta2,
+                               float bc1, float bc2, float eps, float lr, float decay,
+                               float[] p, int pi, float[] m, int mi, float[] v, int vi, VectorMask<Float> k) {
+        FloatVector mv = m0.mul(beta1).add(gv.mul(1f - beta1));
+        FloatVector vv = v0.mul(beta2).add(gv.mul(gv).mul(1f - beta2));
+        FloatVector denom = vv.div(bc2).lanewise(VectorOperators.SQRT).add(eps);
+        FloatVector upd = mv.div(bc1).div(denom);
+        FloatVector pn = pv.mul(decay).sub(upd.mul(lr));
+        if (k == null) {
+            mv.intoArray(m, mi);
+            vv.intoArray(v, vi);
+            pn.intoArray(p, pi);
+        } else {
+            mv.intoArray(m, mi, k);
+            vv.intoArray(v, vi, k);
+            pn.intoArray(p, pi, k);
+        }
     }
 
     /** Scalar reference in double, the oracle for tests. */

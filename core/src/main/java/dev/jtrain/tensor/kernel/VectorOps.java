@@ -54,7 +54,7 @@ public final class VectorOps {
             FloatVector va = FloatVector.broadcast(S, alpha);
             for (; i < upper; i += S.length())
                 FloatVector.fromArray(S, x, xo + i).fma(va, FloatVector.fromArray(S, y, yo + i)).intoArray(y, yo + i);
-            for (; i < hi; i++) y[yo + i] += alpha * x[xo + i];
+            for (; i < hi; i++) y[yo + i] = Math.fma(x[xo + i], alpha, y[yo + i]); // the vector loop's bits
         });
     }
 

@@ -92,6 +92,42 @@ class KernelReferenceTest {
     }
 
     /**
+     * Elementwise kernels give the same bits whether a range is done at once or split where a thread's range or a
+     * ZeRO shard may end (not on a vector boundary): a tail done differently from the vector body (a scalar loop in
+     * double, mul then add where the vector fuses them) made training bits depend on the thread count and sharding.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 7, 21, 500, 999})
+    void elementwiseKernelsGiveTheSameBitsWhereverARangeIsSplit(int split) {
+        int n = 1000;
+        // the first step (m = v = 0) with a large rate, so that the last bit of each term reaches the result
+        float[] g = randn(n), p0 = randn(n), m0 = new float[n], v0 = new float[n], x = randn(n), y0 = randn(n);
+        float[] pa = p0.clone(), ma = m0.clone(), va = v0.clone(), pb = p0.clone(), mb = m0.clone(), vb = v0.clone();
+        AdamWKernel.step(pa, 0, g, 0, ma, 0, va, 0, n, 0.5f, 0.9f, 0.95f, 1e-8f, 0.1f, 1);
+        AdamWKernel.step(pb, 0, g, 0, mb, 0, vb, 0, split, 0.5f, 0.9f, 0.95f, 1e-8f, 0.1f, 1);
+        AdamWKernel.step(pb, split, g, split, mb, split, vb, split, n - split, 0.5f, 0.9f, 0.95f, 1e-8f, 0.1f, 1);
+        assertThat(pb).as("AdamW p").containsExactly(pa);
+        assertThat(mb).as("AdamW m").containsExactly(ma);
+        assertThat(vb).as("AdamW v").containsExactly(va);
+
+        float[] ya = y0.clone(), yb = y0.clone();
+        VectorOps.axpy(0.3f, x, 0, ya, 0, n);
+        VectorOps.axpy(0.3f, x, 0, yb, 0, split);
+        VectorOps.axpy(0.3f, x, split, yb, split, n - split);
+        assertThat(yb).as("axpy").containsExactly(ya);
+
+        float[] oa = new float[n], ob = new float[n], da = new float[n], db = new float[n];
+        GeluKernel.forward(x, 0, oa, 0, n);
+        GeluKernel.forward(x, 0, ob, 0, split);
+        GeluKernel.forward(x, split, ob, split, n - split);
+        assertThat(ob).as("GELU").containsExactly(oa);
+        GeluKernel.backward(g, 0, x, 0, da, 0, n);
+        GeluKernel.backward(g, 0, x, 0, db, 0, split);
+        GeluKernel.backward(g, split, x, split, db, split, n - split);
+        assertThat(db).as("GELU backward").containsExactly(da);
+    }
+
+    /**
      * GELU with x kept in bf16 (packed by the forward as it reads x, widened piece by piece by the backward) gives
      * the bits of the fp32 kernels on x rounded to bf16, and the copy is {@link Bf16#pack}'s, at sizes that end
      * inside a piece and a packing block and span several pieces on two threads.
