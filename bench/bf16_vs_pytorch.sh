@@ -9,13 +9,15 @@
 #          fp32), with the activation memory each keeps for backward in both precisions
 #          (bench/saved_bytes_pytorch.py counts PyTorch's through saved_tensors_hooks);
 #   ddp    `small` preset, DDP over 2 processes x 1 thread, bf16: `jtrain train --nproc 2 --precision bf16` against
-#          PyTorch DDP (gloo) with autocast.
+#          PyTorch DDP (gloo) with autocast;
+#   small1 the same model and per-rank batch (4) in 1 process x 1 thread, the other core idle, both sides: against
+#          `ddp`, what two ranks sharing the machine cost each of them.
 #
-# usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp)
+# usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp small1)
 # needs: ./jtrain built; JTRAIN_PEERS_DIR = directory with sgemm.py, gpt_bench.py and env.sh (PyTorch peer).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PARTS=("${@:-gemm gpt2 ddp}")
+PARTS=("${@:-gemm gpt2 ddp small1}")
 read -r -a PARTS <<< "${PARTS[*]}"
 PEERS="${JTRAIN_PEERS_DIR:-}"
 if [ -z "$PEERS" ] || [ ! -f "$PEERS/sgemm.py" ] || [ ! -f "$PEERS/gpt_bench.py" ] || [ ! -f "$PEERS/env.sh" ]; then
@@ -69,13 +71,19 @@ gpt2)
     --block 256 --batch 4 2>/dev/null | sed 's/^/   /'
   grep -o 'activations [0-9.]*x, step working set [0-9.]*x' "$OUT/jt.txt" | sed 's/^/   jtrain bf16 against fp32: /'
   ;;
-ddp)
-  echo "== small preset, DDP 2 processes x 1 thread, global batch 8, bf16"
+ddp|small1)
+  if [ "$part" = ddp ]; then
+    nproc=2 batch=8
+    echo "== small preset, DDP 2 processes x 1 thread, global batch 8, bf16"
+  else
+    nproc=1 batch=4
+    echo "== small preset, 1 process x 1 thread, batch 4 (a DDP rank's share), bf16"
+  fi
   STEPS=15
-  "$ROOT/jtrain" train --preset small --nproc 2 --threads 1 --precision bf16 --max-steps $((STEPS + 3)) --eval-interval 0 \
-    --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 --no-progress --out "$OUT/ddp" > "$OUT/ddp.log" 2>&1 \
-    || { cat "$OUT/ddp.log" >&2; exit 1; }
-  j=$(python3 - "$OUT/ddp/metrics.jsonl" <<'PY'
+  "$ROOT/jtrain" train --preset small --nproc $nproc --threads 1 --batch-size $batch --precision bf16 \
+    --max-steps $((STEPS + 3)) --eval-interval 0 --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 \
+    --no-progress --out "$OUT/$part" > "$OUT/$part.log" 2>&1 || { cat "$OUT/$part.log" >&2; exit 1; }
+  j=$(python3 - "$OUT/$part/metrics.jsonl" <<'PY'
 import json, statistics, sys
 steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
 ms = statistics.median(s["stepMs"] for s in steps[3:])
@@ -83,13 +91,13 @@ tok = steps[0]["tokensPerSecond"] * steps[0]["stepMs"] / 1e3
 print(f"{tok / (ms / 1e3):.0f}")
 PY
 )
-  echo "   jtrain DDP bf16: $j tokens/s"
-  pt=$(OMP_NUM_THREADS=1 "$PY" "$PEERS/gpt_bench.py" --world 2 --threads 1 --vocab 256 --layers 6 --heads 6 --embd 384 \
-    --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision bf16 2>/dev/null | tail -n 1)
-  echo "   PyTorch DDP (gloo) autocast bf16: $pt"
+  echo "   jtrain bf16, $nproc process(es): $j tokens/s"
+  pt=$(OMP_NUM_THREADS=1 "$PY" "$PEERS/gpt_bench.py" --world $nproc --threads 1 --vocab 256 --layers 6 --heads 6 --embd 384 \
+    --block 256 --batch $batch --steps "$STEPS" --warmup 3 --precision bf16 2>/dev/null | tail -n 1)
+  echo "   PyTorch autocast bf16, $nproc process(es) (DDP gloo when 2): $pt"
   t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' <<< "$pt" | tr -d ,)
   echo "   ratio jtrain / PyTorch: $(ratio "$j" "$t")x"
   ;;
-*) echo "bf16_vs_pytorch: unknown part '$part' (gemm, gpt2, ddp)" >&2; exit 2 ;;
+*) echo "bf16_vs_pytorch: unknown part '$part' (gemm, gpt2, ddp, small1)" >&2; exit 2 ;;
 esac
 done
