@@ -8,6 +8,7 @@ import dev.jtrain.optim.FlatOptimizer;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Precision;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -142,6 +143,47 @@ class GptTest {
         }
         assertThat(losses[1]).containsExactly(losses[0]);
         assertThat(finalParams[1]).containsExactly(finalParams[0]);
+    }
+
+    /**
+     * The thread count changes no bit of training: every kernel splits work so that each element takes the same
+     * operations in the same order whatever range a thread gets (GEMM splits C; elementwise kernels mask their last
+     * vector; reductions sum per row). A run resumed or compared on a machine with another core count depends on
+     * it. The model is large enough that the elementwise kernels and the optimizer split over three threads at
+     * ends that are not on a vector boundary.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"FP32", "BF16"})
+    void theThreadCountChangesNoBitOfTraining(Precision precision) {
+        GptConfig cfg = new GptConfig(2, 2, 160, 64, 256, 0.1f, true);
+        Rng rng = new Rng(10);
+        int[] x = randomIds(rng, 5 * 64, 256), y = randomIds(rng, 5 * 64, 256);
+        float[][] finalParams = new float[2][];
+        float[][] losses = new float[2][3];
+        int saved = Parallel.threads();
+        try {
+            for (int run = 0; run < 2; run++) {
+                Parallel.setThreads(run == 0 ? 1 : 3);
+                Gpt m = new Gpt(cfg, 1);
+                FlatParameters flat = FlatParameters.of(m);
+                FlatOptimizer opt = new FlatOptimizer(flat, AdamW.gpt());
+                for (int step = 0; step < 3; step++) {
+                    flat.zeroGrad();
+                    try (var cast = Autocast.with(precision)) {
+                        Tensor loss = m.loss(x, y, 5, 64);
+                        losses[run][step] = loss.item();
+                        loss.backward();
+                    }
+                    opt.step(1e-2f);
+                }
+                finalParams[run] = flat.data().clone();
+            }
+        } finally {
+            Parallel.setThreads(saved);
+        }
+        assertThat(losses[1]).as("losses, 3 threads against 1").containsExactly(losses[0]);
+        int at = java.util.Arrays.mismatch(finalParams[1], finalParams[0]); // not containsExactly: its diff of 600K floats is quadratic
+        assertThat(at).as("first parameter that differs, 3 threads against 1 (-1: none)").isEqualTo(-1);
     }
 
     /**
