@@ -2,6 +2,7 @@ package dev.jtrain.autograd;
 
 import dev.jtrain.tensor.Shape;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Bf16Gemm;
 import dev.jtrain.tensor.kernel.Precision;
 import dev.jtrain.tensor.kernel.Sgemm;
 import dev.jtrain.tensor.kernel.VectorOps;
@@ -10,7 +11,8 @@ import dev.jtrain.tensor.kernel.VectorOps;
  * Matrix products on top of {@link Sgemm}, or its bf16 counterpart inside {@link Autocast#bf16()}. Transposed views
  * are passed to the GEMM as transpose flags, never copied. Backward of C = A·B: dA = dC·Bᵀ, dB = Aᵀ·dC, in the
  * precision the forward ran in. Operands are kept for backward in that precision too: a bf16 product rounds them to
- * bf16 whenever it reads them, so inside {@link Autocast#bf16()} they are saved as bf16 at half the memory.
+ * bf16 whenever it reads them, so inside {@link Autocast#bf16()} they are saved as bf16 at half the memory. A linear
+ * layer's dW = dyᵀ·x packs x straight from that copy ({@link Bf16Gemm#gemmPackedB}), never widening it to fp32.
  */
 final class MatmulOps {
     private MatmulOps() {}
@@ -137,18 +139,21 @@ final class MatmulOps {
                                 0f, gx.data(), 0, in);
                     }
                     if (needsGrad(1)) {
-                        Tensor xs = sx.get();
                         Tensor into = leafGradient(1); // dW added straight into W's gradient: no outF x in temporary
-                        if (into != null) {
-                            precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
-                                    1f, into.data(), into.offset(), in);
-                            gw = ACCUMULATED_IN_PLACE;
+                        if (into == null) gw = Tensor.empty(outF, in);
+                        float[] c = into != null ? into.data() : gw.data();
+                        int cOff = into != null ? into.offset() : 0;
+                        float beta = into != null ? 1f : 0f;
+                        int[] words = sx.bf16Words();
+                        if (words != null && Bf16Gemm.takesPackedB(in)) { // packed from x's bf16 copy, never widened
+                            Bf16Gemm.gemmPackedB(true, outF, in, rows, 1f, gc.data(), gc.offset(), outF, words, in, beta, c, cOff, in);
                         } else {
-                            gw = Tensor.empty(outF, in);
+                            Tensor xs = sx.get();
                             precision.gemm(true, false, outF, in, rows, 1f, gc.data(), gc.offset(), outF, xs.data(), xs.offset(), in,
-                                    0f, gw.data(), 0, in);
+                                    beta, c, cOff, in);
+                            sx.done(xs);
                         }
-                        sx.done(xs);
+                        if (into != null) gw = ACCUMULATED_IN_PLACE;
                     }
                     if (b != null && needsGrad(2)) {
                         gb = Tensor.zeros(outF);

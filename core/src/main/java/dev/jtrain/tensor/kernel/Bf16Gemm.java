@@ -89,9 +89,46 @@ public final class Bf16Gemm {
             roundedFp32(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
+        run(transA, transB, m, n, k, alpha, a, aOff, lda, b, null, bOff, ldb, beta, c, cOff, ldc);
+    }
+
+    /**
+     * {@code C = alpha * op(A) * B + beta * C} with B (k x n) given as the bf16 words {@link Bf16#pack} made of it,
+     * rows {@code ldb} floats apart: what a linear layer saved of its input for dW = dyᵀ·x. Packing reads the words
+     * as they are (half the bytes of fp32, and no fp32 copy widened first); the result is bitwise {@link #gemm}'s on
+     * the widened B. Needs the native kernel ({@link #isNative}), {@code ldb} a multiple of 32 and packing blocks of
+     * 32 floats ({@link #takesPackedB}).
+     */
+    public static void gemmPackedB(boolean transA, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
+                                   int[] bWords, int ldb, float beta, float[] c, int cOff, int ldc) {
+        if (!takesPackedB(ldb)) {
+            throw new IllegalArgumentException("bf16 gemm on packed B: needs the native kernel, packing blocks of 32 floats"
+                    + " and ldb a multiple of 32; here native=" + NATIVE + ", block=" + Bf16.packBlock() + ", ldb=" + ldb);
+        }
+        if (m < 0 || n < 0 || k < 0 || n > ldb || (long) (k - 1) * ldb + n > 2L * bWords.length && k > 0 && n > 0) {
+            throw new IllegalArgumentException("bf16 gemm on packed B: " + k + " x " + n + " (ldb " + ldb + ") does not fit "
+                    + bWords.length + " words");
+        }
+        SgemmArgs.matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda, 0);
+        SgemmArgs.matrix("C", m, n, c, cOff, ldc, 0);
+        if ((long) m * n * k == 0 || alpha == 0f) {
+            Sgemm.sgemm(transA, false, m, n, 0, alpha, a, aOff, lda, new float[0], 0, Math.max(1, n), beta, c, cOff, ldc);
+            return;
+        }
+        run(transA, false, m, n, k, alpha, a, aOff, lda, null, bWords, 0, ldb, beta, c, cOff, ldc);
+    }
+
+    /** Whether {@link #gemmPackedB} takes B's bf16 words with rows {@code ldb} floats apart on this machine. */
+    public static boolean takesPackedB(int ldb) {
+        return NATIVE && Bf16.packBlock() == Bf16Pack.WORDS_BLOCK && ldb % Bf16Pack.WORDS_BLOCK == 0;
+    }
+
+    private static void run(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
+                            float[] b, int[] bWords, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+        long volume = (long) m * n * k;
         int threads = Parallel.threads();
         if (threads == 1 || volume < 1L << 20) {
-            WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
         // Split C into tm x tn rectangles. A thread packs its rows of A and its columns of B, so the packing done in
@@ -110,11 +147,11 @@ public final class Bf16Gemm {
         }
         int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
         if (tm == 1 && tn > 1 && m >= 2 * MR * tn) {
-            sharedA(transA, transB, m, n, k, tn, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            sharedA(transA, transB, m, n, k, tn, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
         GemmBatches.rectangles(m, n, tm, tn, MR, NR, (i0, i1, j0, j1) -> WORKSPACE.get()
-                .gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc));
+                .gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc));
     }
 
     /**
@@ -124,8 +161,8 @@ public final class Bf16Gemm {
      * all of A, a visible share of a square product's time (bench/MEASUREMENTS.md, "bf16 GEMM"). The k blocks are
      * {@link Bf16Workspace}'s, so the bits are those of any other split.
      */
-    private static void sharedA(boolean transA, boolean transB, int m, int n, int k, int tn, float alpha,
-                                float[] a, int aOff, int lda, float[] b, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    private static void sharedA(boolean transA, boolean transB, int m, int n, int k, int tn, float alpha, float[] a,
+                                int aOff, int lda, float[] b, int[] bWords, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
         int kcStep = Bf16Workspace.kcStep(k), mcStep = Bf16Workspace.mcStep(m);
         int[][] holder = SHARED_A.get();
         if (holder[0].length < mcStep * (kcStep / 2)) holder[0] = new int[mcStep * (kcStep / 2)];
@@ -144,7 +181,7 @@ public final class Bf16Gemm {
                     for (int t = lo; t < hi; t++) {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
                         if (j0 < j1) {
-                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, transB, b, bOff, ldb, j0, j1, alpha, betaPc, c, cOff, ldc);
+                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, transB, b, bWords, bOff, ldb, j0, j1, alpha, betaPc, c, cOff, ldc);
                         }
                     }
                 });

@@ -6,6 +6,7 @@ import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -90,6 +91,39 @@ final class Bf16Pack {
                 if ((kc & 1) != 0) {
                     for (int j = 0; j < cols; j++) bp[base + (kp - 1) * NR + j] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
                 }
+            }
+        }
+    }
+
+    /** Floats per {@link Bf16#pack} block that {@link #packBFromWords} reads: one block per 32-column B panel. */
+    static final int WORDS_BLOCK = 32;
+
+    /**
+     * {@link #packB} of a B stored k x n (not transposed) from the bf16 words {@link Bf16#pack} made of it, rows
+     * {@code ldb} floats apart ({@code ldb} and {@code j0} multiples of 32, blocks of 32 floats). A pack block holds
+     * elements i and i + 16 of 32 in word i, so the panel words of rows 2p and 2p+1 at the block's 32 columns are
+     * lane-wise: low halves of row 2p with row 2p+1's shifted up (columns 0-15), and high halves of row 2p shifted
+     * down with row 2p+1's (columns 16-31). No shuffle, and the bf16 values are the ones rounding B would give.
+     */
+    static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, int[] bp) {
+        int kp = (kc + 1) / 2, rowWords = ldb / 2;
+        for (int jp = 0, base = 0; jp < nc; jp += NR, base += kp * NR) {
+            int cols = Math.min(NR, nc - jp);
+            int col = (j0 + jp) / 2; // the panel's block starts at word row * rowWords + col
+            for (int p = 0; p < kc / 2; p++) {
+                int r0 = (p0 + 2 * p) * rowWords + col, r1 = r0 + rowWords, dst = base + p * NR;
+                IntVector w0 = IntVector.fromArray(I, words, r0), w1 = IntVector.fromArray(I, words, r1);
+                w0.and(0xFFFF).or(w1.lanewise(VectorOperators.LSHL, 16)).intoArray(bp, dst);
+                w0.lanewise(VectorOperators.LSHR, 16).or(w1.and(0xFFFF0000)).intoArray(bp, dst + 16);
+            }
+            if ((kc & 1) != 0) { // the last k alone, paired with zero
+                int r0 = (p0 + kc - 1) * rowWords + col, dst = base + (kp - 1) * NR;
+                IntVector w0 = IntVector.fromArray(I, words, r0);
+                w0.and(0xFFFF).intoArray(bp, dst);
+                w0.lanewise(VectorOperators.LSHR, 16).intoArray(bp, dst + 16);
+            }
+            if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
+                for (int p = 0; p < kp; p++) java.util.Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
             }
         }
     }
