@@ -4,6 +4,7 @@ import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Shape;
 import dev.jtrain.tensor.StepArena;
 import dev.jtrain.tensor.Tensor;
+import dev.jtrain.tensor.kernel.Bf16;
 import dev.jtrain.tensor.kernel.Bf16PackedB;
 import dev.jtrain.tensor.kernel.Parallel;
 import dev.jtrain.tensor.kernel.Precision;
@@ -19,7 +20,8 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * <p>P (B·H·T² floats, more than all of a block's other activations at T ≥ 4C/H) is never stored: backward
  * recomputes it per head from q and k, as FlashAttention does (Dao et al. 2022), at the cost of one more T×T×hs
  * product and softmax per head. The recompute runs the same GEMM and softmax on the same inputs, so P is bitwise
- * the forward's. Only qkv is saved, and the dropout mask when there is one.
+ * the forward's. Only qkv is saved, and the dropout mask when there is one; a bf16 copy of it is widened back one
+ * sequence at a time by the worker that reads it.
  * Inside {@link Autocast#bf16()} the four products run in bf16 with fp32 accumulation (forward and backward), and
  * qkv is kept in bf16, as the products read it in bf16 anyway; the softmax and its backward stay fp32, as
  * autocast has it.
@@ -37,6 +39,7 @@ final class AttentionOps {
     /** Rows (and columns) per block of the causal triangle: whole 32-column B panels of either GEMM at every block edge. */
     static final int BLOCK = 64;
     /** One worker's packed head operands (bf16 on the native kernel): forward kᵀ, v; backward also k, dy, q. */
+    private static final ThreadLocal<float[][]> WIDENED = ThreadLocal.withInitial(() -> new float[][]{new float[0]});
     private static final ThreadLocal<Bf16PackedB[]> PACKED = ThreadLocal.withInitial(() -> new Bf16PackedB[]{
             new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB()});
 
@@ -89,18 +92,34 @@ final class AttentionOps {
                     Tensor gc = g.contiguous();
                     float[] gd = gc.data();
                     int go = gc.offset();
-                    Tensor xs = saved.get();
-                    float[] qd = xs.data();
-                    int xo = xs.offset();
+                    // a bf16 copy is widened one sequence (T x 3C) at a time, by the worker that reads its heads, into a
+                    // buffer that stays in cache: not into an fp32 copy of all of qkv written and read back
+                    int[] words = saved.bf16Words();
+                    int perSequence = T * C3;
+                    boolean bySequence = words != null && perSequence % Bf16.packBlock() == 0;
+                    Tensor xs = bySequence ? null : saved.get();
                     Tensor dqkv = Tensor.empty(B, T, C3); // dq, dk, dv of every head written with beta 0
                     float[] dd = dqkv.data();
                     Parallel.forRange(B * nHead, 1, (lo, hi) -> {
                         float[] p = new float[T * T], dp = new float[T * T];
                         float[] dropped = mask != null ? new float[T * T] : null;
                         Bf16PackedB[] pk = packs ? PACKED.get() : null;
+                        float[] sequence = bySequence ? widened(perSequence) : null;
+                        int widenedB = -1;
                         for (int bh = lo; bh < hi; bh++) {
                             int b = bh / nHead, h = bh % nHead;
-                            int q = xo + b * T * C3 + h * hs, k = q + C, v = q + 2 * C;
+                            float[] qd;
+                            int base; // where sequence b's qkv starts in qd
+                            if (bySequence) {
+                                if (b != widenedB) Bf16.unpack(words, B * perSequence, b * perSequence, perSequence, sequence, 0);
+                                widenedB = b;
+                                qd = sequence;
+                                base = 0;
+                            } else {
+                                qd = xs.data();
+                                base = xs.offset() + b * perSequence;
+                            }
+                            int q = base + h * hs, k = q + C, v = q + 2 * C;
                             int dq = b * T * C3 + h * hs, dk = dq + C, dv = dq + 2 * C;
                             int dy = go + b * T * C + h * hs;
                             int a = bh * T * T;
@@ -141,7 +160,7 @@ final class AttentionOps {
                             }
                         }
                     });
-                    saved.done(xs);
+                    if (xs != null) saved.done(xs);
                     return new Tensor[]{dqkv};
                 }
 
@@ -175,6 +194,13 @@ final class AttentionOps {
             else precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
             for (int r = r0; r < r1; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, r1, scale);
         }
+    }
+
+    /** This worker's buffer for one widened sequence of qkv, at least {@code floats} long. */
+    private static float[] widened(int floats) {
+        float[][] holder = WIDENED.get();
+        if (holder[0].length < floats) holder[0] = new float[floats];
+        return holder[0];
     }
 
     /** Whether the products go through {@link Bf16PackedB}: bf16 on the native kernel. */
