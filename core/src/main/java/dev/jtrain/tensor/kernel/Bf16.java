@@ -86,19 +86,8 @@ public final class Bf16 {
     /** The n floats {@link #pack} stored, widened back to fp32 (exactly) into {@code dst[off]}. */
     public static void unpack(int[] src, int n, float[] dst, int off) {
         int full = n / BLOCK;
-        Parallel.forRange(full, GRAIN, (lo, hi) -> {
-            for (int blk = lo; blk < hi; blk++) {
-                IntVector w = IntVector.fromArray(I, src, blk * L);
-                int d = off + blk * BLOCK;
-                w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, d);
-                w.and(0xFFFF0000).reinterpretAsFloats().intoArray(dst, d + L);
-            }
-        });
-        int d = off + full * BLOCK, rest = n - full * BLOCK;
-        for (int i = 0; i < rest; i++) {
-            int w = src[full * L + i % L];
-            dst[d + i] = toFloat(i < L ? w & 0xFFFF : w >>> 16);
-        }
+        Parallel.forRange(full, GRAIN, (lo, hi) -> unpack(src, n, lo * BLOCK, (hi - lo) * BLOCK, dst, off + lo * BLOCK));
+        unpack(src, n, full * BLOCK, n - full * BLOCK, dst, off + full * BLOCK);
     }
 
     /**

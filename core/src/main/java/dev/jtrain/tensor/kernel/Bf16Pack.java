@@ -123,7 +123,7 @@ final class Bf16Pack {
                 w0.lanewise(VectorOperators.LSHR, 16).intoArray(bp, dst + 16);
             }
             if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
-                for (int p = 0; p < kp; p++) java.util.Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
+                for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
             }
         }
     }
