@@ -462,7 +462,8 @@ final class TrainCommand implements Callable<Integer> {
                         + (gradReduce.equalsIgnoreCase("ordered") ? " (gradients summed in a fixed order)" : ""),
                 tc.precision() == Precision.BF16 ? "bf16 matmuls, fp32 master weights" : "fp32", peak / 1e9);
         if (pg != null) {
-            console.printf("ranks: %d on %d host(s): %s%n", world, pg.topology().hosts(), pg.topology());
+            console.printf("ranks: %d on %d host(s): %s%s%n", world, pg.topology().hosts(), pg.topology(),
+                    CpuBinding.bound().map(c -> "; rank " + pg.rank() + " bound to CPUs " + CpuBinding.format(c)).orElse(""));
             long bucket = bucketBytes();
             console.printf("gradient buckets: %.1f MiB%s%n", DataParallelOptions.defaults().withBuckets(1L << 20,
                     bucket).bucketBytesFor(pg) / (double) (1 << 20), bucket == DataParallelOptions.AUTO_BUCKET

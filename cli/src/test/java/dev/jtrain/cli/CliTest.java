@@ -2,6 +2,7 @@ package dev.jtrain.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jtrain.comm.launch.CpuBinding;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,6 +56,9 @@ class CliTest {
                 "--peak-gflops", "50", "--no-progress", "--eval-interval", "0", "--sample-tokens", "8"};
         String first = run(concat(common, "--max-steps", "4", "--out", dir.resolve("a").toString()));
         assertThat(first).contains("ZeRO-3", "memory per rank, predicted: ZeRO-3 on 2 rank(s)", "= 8.00 B/param", "peak RSS per rank");
+        // ranks sharing a host bind to their own CPUs by default, where the host has a CPU per rank and nobody bound us
+        CpuBinding.planFor(0, 2).ifPresentOrElse(cpus -> assertThat(first).contains("rank 0 bound to CPUs " + CpuBinding.format(cpus)),
+                () -> System.err.println("CliTest: binding not checked: fewer than 2 CPUs, or this JVM is already bound (taskset/srun)"));
         assertThat(dir.resolve("a").resolve("model.safetensors")).exists();
         assertThat(Files.readString(dir.resolve("a").resolve("sample.txt"))).isNotEmpty();
         String second = run(concat(common, "--max-steps", "6", "--resume", "--out", dir.resolve("b").toString()));

@@ -16,9 +16,9 @@ import dev.jtrain.comm.transport.Transports;
  * RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, JTRAIN_JOB_TOKEN ... (set by {@code jtrain launch}), meets the other
  * ranks in the job's store, connects the transport (shared memory on this host, TCP across hosts;
  * {@code JTRAIN_TRANSPORT} overrides) and builds the world group with {@link ProcessGroupOptions#fromEnv()}, its ranks
- * watching each other's heartbeats ({@link HeartbeatOptions#fromEnv}, {@code JTRAIN_HEARTBEAT_TIMEOUT_MS}). With
- * {@code JTRAIN_CPU_BIND=auto} ({@link TransportOptions#cpuBind}), ranks sharing a host are first bound to disjoint CPUs
- * ({@link CpuBinding}). The link figures measured at the job's first start are kept in its store
+ * watching each other's heartbeats ({@link HeartbeatOptions#fromEnv}, {@code JTRAIN_HEARTBEAT_TIMEOUT_MS}). Ranks
+ * sharing a host are first bound to disjoint CPUs ({@link CpuBinding}; {@code JTRAIN_CPU_BIND=none} opts out,
+ * {@link TransportOptions#cpuBind}). The link figures measured at the job's first start are kept in its store
  * ({@link LinkCostCache}): a group restarted after a failure starts without measuring them again.
  *
  * <p>Call sequence for every rank: {@code initFromEnv()} → collectives → {@code close()} (which also closes the
@@ -62,7 +62,7 @@ public final class ProcessGroups {
         Transport transport = null;
         try {
             TransportOptions transportOptions = TransportOptions.fromEnv(env.vars(), rdv.timeoutMs());
-            // before the transport starts its threads (they inherit the mask); off unless JTRAIN_CPU_BIND=auto
+            // before the transport starts its threads (they inherit the mask); JTRAIN_CPU_BIND=none opts out
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());
             String costKey = LinkCostCache.key(rdv.localWorldSize());

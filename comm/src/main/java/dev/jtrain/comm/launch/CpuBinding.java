@@ -15,15 +15,17 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * Optionally binds the ranks of one host to disjoint sets of CPUs ({@code JTRAIN_CPU_BIND=auto}), as
- * {@code mpirun --bind-to core} does by default for small jobs.
+ * Binds the ranks of one host to disjoint sets of CPUs, as {@code mpirun --bind-to core} does by default for small
+ * jobs and DeepSpeed's {@code --bind_cores_to_rank} does on request. On by default; {@code JTRAIN_CPU_BIND=none} leaves
+ * placement to the scheduler.
  *
- * <p>Why it exists, and why it is off by default: ranks that exchange through shared memory poll for each other's
- * bytes, and two ranks' hot threads on one CPU make a large all-reduce several times slower (pinning both ranks to
- * one CPU reproduces that every time). Binding rules it out for the ranks, but a bound rank can not move away from
- * whatever else lands on its CPU (the launcher, other jobs), and in alternating runs binding did not beat the
- * scheduler (bench/allreduce_runs.sh, bench/MEASUREMENTS.md "CPU binding"). It stays for hosts where the scheduler
- * does worse, like MPI's option.
+ * <p>Why: a training rank's compute thread that the scheduler moves to another CPU leaves its private L1/L2 behind
+ * (the GEMM's packed panels and the activations it is working through), and each JVM's own helper threads (JIT, GC,
+ * background communication) land on the CPU another rank is computing on. Ranks that exchange through shared memory
+ * also poll for each other's bytes, and two ranks' hot threads on one CPU make a large all-reduce several times
+ * slower. With every rank in its own slice, a rank's helpers only take time from that rank. Measured on DDP training
+ * (2 ranks x 1 thread on 2 CPUs), binding was faster in every alternating pair; for an all-reduce alone it neither won
+ * nor lost (bench/MEASUREMENTS.md, "CPU binding for training" and "the all-reduce alone").
  *
  * <p>Policy ({@link #sliceFor}): only when nobody bound the process already (its allowed set is every online CPU:
  * {@code srun --cpu-bind} or {@code mpirun --bind-to core} have their say) and the host has at least one CPU per
@@ -34,7 +36,7 @@ import java.util.stream.Stream;
  * inherit their creator's mask, so calling it early (at rendezvous) covers the process.
  */
 public final class CpuBinding {
-    /** {@code none} (default) or {@code auto}: whether a rank binds itself to its slice of the host's CPUs. */
+    /** {@code auto} (default) or {@code none}: whether a rank binds itself to its slice of the host's CPUs. */
     public static final String ENV = "JTRAIN_CPU_BIND";
 
     private static final int MASK_BYTES = 128; // 1024 CPUs, glibc's cpu_set_t
@@ -97,20 +99,43 @@ public final class CpuBinding {
     }
 
     /**
-     * Binds this process to its slice when the policy says so; returns the CPUs bound to, or empty. {@code setting}
-     * is the resolved {@link #ENV} value.
+     * Whether the {@link #ENV} setting asks for binding: {@code auto} or unset (yes), {@code none} (no); anything else
+     * is refused, naming the variable.
      */
-    public static Optional<BitSet> bindLocalRank(String setting, int localRank, int localWorldSize) {
-        String s = setting == null || setting.isBlank() ? "none" : setting.trim().toLowerCase(Locale.ROOT);
+    public static boolean enabled(String setting) {
+        String s = setting == null || setting.isBlank() ? "auto" : setting.trim().toLowerCase(Locale.ROOT);
         if (!s.equals("auto") && !s.equals("none")) {
             throw new RendezvousConfigException(ENV + " must be auto or none: " + ENV + "=" + setting);
         }
-        if (s.equals("none") || !supported()) return Optional.empty();
+        return s.equals("auto");
+    }
+
+    /**
+     * The slice local rank {@code localRank} of {@code localWorldSize} would be bound to, without binding: empty when
+     * the policy says no ({@link #sliceFor}) or the platform can not tell.
+     */
+    public static Optional<BitSet> planFor(int localRank, int localWorldSize) {
+        if (!supported()) return Optional.empty();
         Optional<BitSet> allowed = allowed(), online = online();
         if (allowed.isEmpty() || online.isEmpty()) return Optional.empty();
-        Optional<BitSet> slice = sliceFor(allowed.get(), online.get(), localRank, localWorldSize);
+        return sliceFor(allowed.get(), online.get(), localRank, localWorldSize);
+    }
+
+    /**
+     * Binds this process to its slice when the setting ({@link #enabled}) and the policy say so; returns the CPUs
+     * bound to, or empty. {@code setting} is the resolved {@link #ENV} value.
+     */
+    public static Optional<BitSet> bindLocalRank(String setting, int localRank, int localWorldSize) {
+        if (!enabled(setting)) return Optional.empty();
+        Optional<BitSet> slice = planFor(localRank, localWorldSize);
         slice.ifPresent(CpuBinding::bindProcess);
         return slice;
+    }
+
+    /** The CPUs this process is confined to, when that is fewer than the host's online CPUs (bound by us or anyone). */
+    public static Optional<BitSet> bound() {
+        Optional<BitSet> allowed = allowed(), online = online();
+        return allowed.isPresent() && online.isPresent() && !allowed.get().equals(online.get()) ? allowed : Optional.empty();
     }
 
     /**
@@ -119,9 +144,7 @@ public final class CpuBinding {
      */
     public static int threadsPerLocalRank(int localWorldSize) {
         int cores = Runtime.getRuntime().availableProcessors(); // honours the current affinity mask and cgroup quota
-        Optional<BitSet> allowed = allowed(), online = online();
-        boolean bound = allowed.isPresent() && online.isPresent() && !allowed.get().equals(online.get());
-        return bound ? cores : Math.max(1, cores / localWorldSize);
+        return bound().isPresent() ? cores : Math.max(1, cores / localWorldSize);
     }
 
     /** Sets the affinity of every current thread of this process to {@code cpus}; best effort per thread. */

@@ -18,7 +18,7 @@ import java.util.Map;
  * @param shmRingBytes  data capacity of each shared-memory ring; 0 for the default
  * @param maxUnexpectedBytes bytes this rank may hold for messages that arrive before their receive is posted, over
  *                      all links ({@link UnexpectedBudget}); 0 for {@link UnexpectedBudget#DEFAULT_BYTES}
- * @param cpuBind       the {@link CpuBinding#ENV} setting ({@code none} or {@code auto}; {@code null} = none) that
+ * @param cpuBind       the {@link CpuBinding#ENV} setting ({@code auto} or {@code none}; {@code null} = auto) that
  *                      {@code ProcessGroups.initFromEnv} applies before it creates the transport, whose threads inherit
  *                      the mask; {@link CpuBinding#bindLocalRank} validates it. {@link Transports#create} ignores it.
  */
@@ -40,13 +40,13 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
         if (maxUnexpectedBytes == 0) maxUnexpectedBytes = UnexpectedBudget.DEFAULT_BYTES;
     }
 
-    /** As the long form, without CPU binding. */
+    /** As the long form, {@code cpuBind} unset (the default, auto). */
     public TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
                             String advertiseHost, int shmRingBytes, long maxUnexpectedBytes) {
         this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, null);
     }
 
-    /** As the long form, with the default budget and without CPU binding. */
+    /** As the long form, with the default budget and {@code cpuBind} unset. */
     public TransportOptions(String kind, String groupId, long timeoutMs, String jobToken, String bindHost,
                             String advertiseHost, int shmRingBytes) {
         this(kind, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, 0, null);

@@ -47,10 +47,13 @@ class CpuBindingTest {
     }
 
     @Test
-    void theSettingIsAutoOrNone() {
+    void theSettingIsAutoUnlessTurnedOff() {
         assertThatThrownBy(() -> CpuBinding.bindLocalRank("cores", 0, 2)).hasMessageContaining("JTRAIN_CPU_BIND=cores");
         assertThat(CpuBinding.bindLocalRank("none", 0, 2)).isEmpty();
-        assertThat(CpuBinding.bindLocalRank(null, 0, 2)).as("off unless asked for").isEmpty();
+        assertThat(CpuBinding.enabled("none")).isFalse();
+        assertThat(CpuBinding.enabled(" AUTO ")).isTrue();
+        assertThat(CpuBinding.enabled(null)).as("on unless turned off").isTrue();
+        assertThat(CpuBinding.enabled("")).as("on unless turned off").isTrue();
     }
 
     /** In a child JVM (binding changes the whole process): local rank 1 of 2 ends up on the second half of the CPUs. */
@@ -70,10 +73,10 @@ class CpuBindingTest {
         assertThat(out).isEqualTo("bound " + CpuBinding.format(want) + " threads-all-bound " + want.cardinality());
     }
 
-    /** Binds as local rank 1 of 2, starts a thread afterwards, and reports every thread's allowed list. */
+    /** Binds as local rank 1 of 2 with the setting unset, starts a thread afterwards, and reports every thread's allowed list. */
     public static final class BindChild {
         public static void main(String[] args) throws Exception {
-            BitSet bound = CpuBinding.bindLocalRank("auto", 1, 2).orElseThrow();
+            BitSet bound = CpuBinding.bindLocalRank(null, 1, 2).orElseThrow(); // unset: the default binds
             Thread late = Thread.ofPlatform().start(() -> { });
             late.join();
             boolean all;
