@@ -9,9 +9,15 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.IntFunction;
 import java.util.stream.Stream;
 
 /**
@@ -29,8 +35,9 @@ import java.util.stream.Stream;
  *
  * <p>Policy ({@link #sliceFor}): only when nobody bound the process already (its allowed set is every online CPU:
  * {@code srun --cpu-bind} or {@code mpirun --bind-to core} have their say) and the host has at least one CPU per
- * local rank; local rank r gets the r-th of equal contiguous slices, the first slices one CPU larger when the
- * division leaves a remainder. Everything is Linux-only ({@code sched_setaffinity}); elsewhere it does nothing.
+ * local rank; local rank r gets the r-th of equal slices of the CPUs in topology order (NUMA node, package, core),
+ * whole cores each when there are enough, the first slices one core (or CPU) larger when the division leaves a
+ * remainder. Everything is Linux-only ({@code sched_setaffinity}); elsewhere it does nothing.
  *
  * <p>Threading: {@link #bindProcess} sets the mask of every thread that exists at the call; threads created later
  * inherit their creator's mask, so calling it early (at rendezvous) covers the process.
@@ -88,14 +95,55 @@ public final class CpuBinding {
      * (someone else bound this process).
      */
     static Optional<BitSet> sliceFor(BitSet allowed, BitSet online, int localRank, int localWorldSize) {
+        return sliceFor(allowed, online, localRank, localWorldSize, cpu -> new int[]{0, 0, cpu});
+    }
+
+    /**
+     * As above, on a host whose CPUs sit where {@code place} says: {NUMA node, package, core} of each CPU id (SMT
+     * siblings share all three). CPUs are taken in that order, so a slice stays within a node where it can, and
+     * whole cores are shared out when there are at least as many cores as ranks: Linux numbers a core's second
+     * hardware thread far from its first (cpu i and i + cores), and slicing by number would give the second rank the
+     * siblings of the first rank's cores, two ranks competing for each core's execution units and L2.
+     */
+    static Optional<BitSet> sliceFor(BitSet allowed, BitSet online, int localRank, int localWorldSize, IntFunction<int[]> place) {
         int cpus = allowed.cardinality();
         if (localWorldSize < 2 || cpus < localWorldSize || !allowed.equals(online)) return Optional.empty();
-        int base = cpus / localWorldSize, extra = cpus % localWorldSize;
+        Map<List<Integer>, List<Integer>> byCore = new TreeMap<>(Comparator.comparing((List<Integer> k) -> k.get(0))
+                .thenComparing(k -> k.get(1)).thenComparing(k -> k.get(2)));
+        allowed.stream().forEach(cpu -> {
+            int[] at = place.apply(cpu);
+            byCore.computeIfAbsent(List.of(at[0], at[1], at[2]), k -> new ArrayList<>()).add(cpu);
+        });
+        // the units shared out: whole cores when each rank can have one, else single CPUs in core order
+        List<List<Integer>> units = new ArrayList<>(byCore.values());
+        if (units.size() < localWorldSize) units = units.stream().flatMap(List::stream).map(List::of).toList();
+        int base = units.size() / localWorldSize, extra = units.size() % localWorldSize;
         int from = localRank * base + Math.min(localRank, extra), count = base + (localRank < extra ? 1 : 0);
         BitSet slice = new BitSet();
-        int cpu = allowed.nextSetBit(0);
-        for (int i = 0; i < from + count; i++, cpu = allowed.nextSetBit(cpu + 1)) if (i >= from) slice.set(cpu);
+        for (List<Integer> unit : units.subList(from, from + count)) unit.forEach(slice::set);
         return Optional.of(slice);
+    }
+
+    /**
+     * {NUMA node, package, core} of a CPU from sysfs ({@code /sys/devices/system/cpu/cpuN/topology}, and the
+     * {@code nodeK} entry beside it); what can not be read counts as node 0, package 0, a core of its own.
+     */
+    static int[] sysfsPlace(int cpu) {
+        Path dir = Path.of("/sys/devices/system/cpu/cpu" + cpu);
+        int node = 0;
+        try (Stream<Path> entries = Files.list(dir)) {
+            node = entries.map(e -> e.getFileName().toString()).filter(n -> n.matches("node[0-9]+"))
+                    .mapToInt(n -> Integer.parseInt(n.substring(4))).findFirst().orElse(0);
+        } catch (IOException | RuntimeException e) {
+            // no NUMA information: one node
+        }
+        try {
+            int pkg = Integer.parseInt(Files.readString(dir.resolve("topology/physical_package_id")).trim());
+            int core = Integer.parseInt(Files.readString(dir.resolve("topology/core_id")).trim());
+            return new int[]{node, pkg, core};
+        } catch (IOException | RuntimeException e) {
+            return new int[]{node, 0, Integer.MIN_VALUE + cpu}; // a core of its own, before the known ones, by id
+        }
     }
 
     /**
@@ -118,7 +166,7 @@ public final class CpuBinding {
         if (!supported()) return Optional.empty();
         Optional<BitSet> allowed = allowed(), online = online();
         if (allowed.isEmpty() || online.isEmpty()) return Optional.empty();
-        return sliceFor(allowed.get(), online.get(), localRank, localWorldSize);
+        return sliceFor(allowed.get(), online.get(), localRank, localWorldSize, CpuBinding::sysfsPlace);
     }
 
     /**

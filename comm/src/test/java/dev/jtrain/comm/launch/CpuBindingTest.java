@@ -38,6 +38,26 @@ class CpuBindingTest {
         assertThat(CpuBinding.sliceFor(cpus("0,2,4,6"), cpus("0,2,4,6"), 1, 2)).contains(cpus("4,6"));
     }
 
+    /**
+     * 4 cores x 2 hardware threads numbered as Linux does (core c is CPUs c and c + 4): ranks get whole cores, never
+     * one thread of a core each; with more ranks than cores, a core's two threads go to neighbouring ranks; a slice
+     * starts on the first NUMA node.
+     */
+    @Test
+    void slicesFollowCoresAndNodesNotCpuNumbers() {
+        BitSet host = cpus("0-7");
+        java.util.function.IntFunction<int[]> smt = cpu -> new int[]{0, 0, cpu % 4};
+        assertThat(CpuBinding.sliceFor(host, host, 0, 2, smt)).contains(cpus("0-1,4-5"));
+        assertThat(CpuBinding.sliceFor(host, host, 1, 2, smt)).contains(cpus("2-3,6-7"));
+        assertThat(CpuBinding.sliceFor(host, host, 0, 3, smt)).contains(cpus("0-1,4-5"));
+        assertThat(CpuBinding.sliceFor(host, host, 2, 3, smt)).contains(cpus("3,7"));
+        assertThat(CpuBinding.sliceFor(host, host, 1, 6, smt)).as("more ranks than cores").contains(cpus("1,5"));
+        assertThat(CpuBinding.sliceFor(host, host, 2, 6, smt)).contains(cpus("2"));
+        assertThat(CpuBinding.sliceFor(host, host, 3, 6, smt)).contains(cpus("6"));
+        java.util.function.IntFunction<int[]> twoNodes = cpu -> new int[]{cpu < 4 ? 1 : 0, cpu < 4 ? 1 : 0, cpu % 4};
+        assertThat(CpuBinding.sliceFor(host, host, 0, 2, twoNodes)).as("node 0 first").contains(cpus("4-7"));
+    }
+
     @Test
     void noBindingWhenItCannotHelpOrSomeoneElseBound() {
         BitSet host = cpus("0-3");
