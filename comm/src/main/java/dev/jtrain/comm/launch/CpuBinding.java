@@ -30,8 +30,8 @@ import java.util.stream.Stream;
  * background communication) land on the CPU another rank is computing on. Ranks that exchange through shared memory
  * also poll for each other's bytes, and two ranks' hot threads on one CPU make a large all-reduce several times
  * slower. With every rank in its own slice, a rank's helpers only take time from that rank. Measured on DDP training
- * (2 ranks x 1 thread on 2 CPUs), binding was faster in every alternating pair; for an all-reduce alone it neither won
- * nor lost (bench/MEASUREMENTS.md, "CPU binding for training" and "the all-reduce alone").
+ * (2 ranks x 1 thread on 2 CPUs), binding was faster in 13 of 14 alternating pairs, and level for ZeRO-3; for an
+ * all-reduce alone it neither won nor lost (bench/MEASUREMENTS.md, "CPU binding for training" and "the all-reduce alone").
  *
  * <p>Policy ({@link #sliceFor}): only when nobody bound the process already (its allowed set is every online CPU:
  * {@code srun --cpu-bind} or {@code mpirun --bind-to core} have their say) and the host has at least one CPU per
@@ -92,14 +92,7 @@ public final class CpuBinding {
     /**
      * The slice of {@code allowed} for {@code localRank} of {@code localWorldSize}, or empty when binding would not
      * help: a single local rank, fewer CPUs than local ranks, or an allowed set smaller than {@code online}
-     * (someone else bound this process).
-     */
-    static Optional<BitSet> sliceFor(BitSet allowed, BitSet online, int localRank, int localWorldSize) {
-        return sliceFor(allowed, online, localRank, localWorldSize, cpu -> new int[]{0, 0, cpu});
-    }
-
-    /**
-     * As above, on a host whose CPUs sit where {@code place} says: {NUMA node, package, core} of each CPU id (SMT
+     * (someone else bound this process). {@code place} says where each CPU id sits: {NUMA node, package, core} (SMT
      * siblings share all three). CPUs are taken in that order, so a slice stays within a node where it can, and
      * whole cores are shared out when there are at least as many cores as ranks: Linux numbers a core's second
      * hardware thread far from its first (cpu i and i + cores), and slicing by number would give the second rank the

@@ -5,12 +5,16 @@ import org.junit.jupiter.api.Test;
 
 import java.util.BitSet;
 import java.util.Optional;
+import java.util.function.IntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class CpuBindingTest {
     private static BitSet cpus(String list) { return CpuBinding.parseList(list); }
+
+    /** A host whose every CPU is a core of its own, in id order. */
+    private static final IntFunction<int[]> NUMBERED = cpu -> new int[]{0, 0, cpu};
 
     @Test
     void linuxCpuListsParseAndFormatBack() {
@@ -26,7 +30,7 @@ class CpuBindingTest {
         BitSet union = new BitSet();
         int[] sizes = new int[3];
         for (int r = 0; r < 3; r++) {
-            BitSet s = CpuBinding.sliceFor(host, host, r, 3).orElseThrow();
+            BitSet s = CpuBinding.sliceFor(host, host, r, 3, NUMBERED).orElseThrow();
             assertThat(s.intersects(union)).as("rank %d overlaps an earlier slice", r).isFalse();
             assertThat(s.nextClearBit(s.nextSetBit(0)) - s.nextSetBit(0)).as("contiguous").isEqualTo(s.cardinality());
             union.or(s);
@@ -34,8 +38,8 @@ class CpuBindingTest {
         }
         assertThat(union).isEqualTo(host);
         assertThat(sizes).containsExactly(3, 2, 2);
-        assertThat(CpuBinding.sliceFor(cpus("0-1"), cpus("0-1"), 1, 2)).contains(cpus("1"));
-        assertThat(CpuBinding.sliceFor(cpus("0,2,4,6"), cpus("0,2,4,6"), 1, 2)).contains(cpus("4,6"));
+        assertThat(CpuBinding.sliceFor(cpus("0-1"), cpus("0-1"), 1, 2, NUMBERED)).contains(cpus("1"));
+        assertThat(CpuBinding.sliceFor(cpus("0,2,4,6"), cpus("0,2,4,6"), 1, 2, NUMBERED)).contains(cpus("4,6"));
     }
 
     /**
@@ -46,7 +50,7 @@ class CpuBindingTest {
     @Test
     void slicesFollowCoresAndNodesNotCpuNumbers() {
         BitSet host = cpus("0-7");
-        java.util.function.IntFunction<int[]> smt = cpu -> new int[]{0, 0, cpu % 4};
+        IntFunction<int[]> smt = cpu -> new int[]{0, 0, cpu % 4};
         assertThat(CpuBinding.sliceFor(host, host, 0, 2, smt)).contains(cpus("0-1,4-5"));
         assertThat(CpuBinding.sliceFor(host, host, 1, 2, smt)).contains(cpus("2-3,6-7"));
         assertThat(CpuBinding.sliceFor(host, host, 0, 3, smt)).contains(cpus("0-1,4-5"));
@@ -54,16 +58,16 @@ class CpuBindingTest {
         assertThat(CpuBinding.sliceFor(host, host, 1, 6, smt)).as("more ranks than cores").contains(cpus("1,5"));
         assertThat(CpuBinding.sliceFor(host, host, 2, 6, smt)).contains(cpus("2"));
         assertThat(CpuBinding.sliceFor(host, host, 3, 6, smt)).contains(cpus("6"));
-        java.util.function.IntFunction<int[]> twoNodes = cpu -> new int[]{cpu < 4 ? 1 : 0, cpu < 4 ? 1 : 0, cpu % 4};
+        IntFunction<int[]> twoNodes = cpu -> new int[]{cpu < 4 ? 1 : 0, cpu < 4 ? 1 : 0, cpu % 4};
         assertThat(CpuBinding.sliceFor(host, host, 0, 2, twoNodes)).as("node 0 first").contains(cpus("4-7"));
     }
 
     @Test
     void noBindingWhenItCannotHelpOrSomeoneElseBound() {
         BitSet host = cpus("0-3");
-        assertThat(CpuBinding.sliceFor(host, host, 0, 1)).as("a single rank").isEmpty();
-        assertThat(CpuBinding.sliceFor(cpus("0-1"), cpus("0-1"), 0, 4)).as("more ranks than CPUs").isEmpty();
-        assertThat(CpuBinding.sliceFor(cpus("2-3"), host, 0, 2)).as("already bound by srun/mpirun").isEmpty();
+        assertThat(CpuBinding.sliceFor(host, host, 0, 1, NUMBERED)).as("a single rank").isEmpty();
+        assertThat(CpuBinding.sliceFor(cpus("0-1"), cpus("0-1"), 0, 4, NUMBERED)).as("more ranks than CPUs").isEmpty();
+        assertThat(CpuBinding.sliceFor(cpus("2-3"), host, 0, 2, NUMBERED)).as("already bound by srun/mpirun").isEmpty();
     }
 
     @Test
@@ -89,7 +93,7 @@ class CpuBindingTest {
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes()).trim();
         assertThat(p.waitFor()).as(out).isZero();
-        BitSet want = CpuBinding.sliceFor(allowed.get(), online.get(), 1, 2).orElseThrow();
+        BitSet want = CpuBinding.sliceFor(allowed.get(), online.get(), 1, 2, CpuBinding::sysfsPlace).orElseThrow();
         assertThat(out).isEqualTo("bound " + CpuBinding.format(want) + " threads-all-bound " + want.cardinality());
     }
 
