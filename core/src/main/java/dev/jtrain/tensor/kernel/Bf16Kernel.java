@@ -16,11 +16,11 @@ import java.lang.invoke.MethodHandle;
  * <p>Threading: stateless; callers pass their own buffers.
  */
 final class Bf16Kernel {
-    private static final MethodHandle KERNEL, PAIRS, ROWS;
+    private static final MethodHandle KERNEL, PAIRS, ROWS, COLS;
     private static final String UNAVAILABLE;
 
     static {
-        MethodHandle kernel = null, pairs = null, rows = null;
+        MethodHandle kernel = null, pairs = null, rows = null, cols = null;
         String why = null;
         if (!CpuFeatures.CURRENT.avx512bf16()) {
             why = "this CPU has no AVX512_BF16 (or this is not Linux on x86-64)";
@@ -31,17 +31,20 @@ final class Bf16Kernel {
                 kernel = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
                         ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 pairs = MachineCode.load("bf16_pairs_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
-                        ValueLayout.ADDRESS, j, j, j, j), critical);
+                        ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j, j), critical);
+                cols = MachineCode.load("bf16_cols_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
+                        ValueLayout.ADDRESS, j, j), critical);
             } catch (IllegalStateException e) {
                 why = e.getMessage();
-                kernel = pairs = rows = null;
+                kernel = pairs = rows = cols = null;
             }
         }
         KERNEL = kernel;
         PAIRS = pairs;
         ROWS = rows;
+        COLS = cols;
         UNAVAILABLE = why;
     }
 
@@ -77,14 +80,17 @@ final class Bf16Kernel {
 
     /**
      * Pair words from two rows of fp32 ({@code core/src/main/asm/gen_bf16_pairs.py}): for p &lt; kp and each of
-     * {@code groups} groups of 16 columns, {@code dst[p * ldd + 16 g + i] = bf16(src[2p * ld + 16 g + i]) |
+     * {@code groups} groups of 16 columns, group g into panel g / 2 (two groups per panel, panels {@code panelStride}
+     * words apart), {@code dst[(g / 2) * panelStride + p * ldd + 16 (g % 2) + i] = bf16(src[2p * ld + 16 g + i]) |
      * bf16(src[(2p + 1) * ld + 16 g + i]) << 16}, rounded to nearest even; the last group only where
-     * {@code lastMask} has its lane set (other lanes are neither read nor written). Strides in elements.
+     * {@code lastMask} has its lane set (other lanes are neither read nor written). Strides in elements; the
+     * source is read two whole rows at a time.
      */
-    static void pairs(MemorySegment src, int ld, MemorySegment dst, int ldd, int kp, int groups, int lastMask) {
+    static void pairs(MemorySegment src, int ld, MemorySegment dst, int ldd, int kp, int groups, int lastMask,
+                      int panelStride) {
         try {
             PAIRS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) ldd * Integer.BYTES, (long) kp, (long) groups,
-                    (long) lastMask);
+                    (long) lastMask, (long) panelStride * Integer.BYTES);
         } catch (Throwable e) {
             throw new IllegalStateException("bf16 pair packing failed: " + e, e);
         }
@@ -100,6 +106,20 @@ final class Bf16Kernel {
             ROWS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) ldd * Integer.BYTES, (long) rows, (long) groups);
         } catch (Throwable e) {
             throw new IllegalStateException("bf16 row packing failed: " + e, e);
+        }
+    }
+
+    /**
+     * One 32-column B panel from a B stored n x k ({@code core/src/main/asm/gen_bf16_cols.py}): for h &lt; halves
+     * (16 columns each), b &lt; blocks (16 k pairs each) and j, p &lt; 16, {@code dst[(16 b + p) * 32 + 16 h + j] =
+     * bf16(x[2q]) | bf16(x[2q + 1]) << 16} with {@code x} row 16 h + j of {@code src} ({@code ld} floats apart) and
+     * q = 16 b + p, rounded to nearest even.
+     */
+    static void cols(MemorySegment src, int ld, MemorySegment dst, int blocks, int halves) {
+        try {
+            COLS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) blocks, (long) halves);
+        } catch (Throwable e) {
+            throw new IllegalStateException("bf16 transposed packing failed: " + e, e);
         }
     }
 }

@@ -13,17 +13,19 @@ import jdk.incubator.vector.VectorSpecies;
  * Packs fp32 blocks of op(A) and op(B) into the bf16 pair layouts the {@code vdpbf16ps} micro-kernel reads,
  * rounding each value to nearest even on the way (conversion and packing are one pass, so bf16 compute costs no
  * extra copy of the operands). A word holds two bf16 of consecutive k: element 2p in the low half, 2p+1 in the
- * high half; an odd last k is paired with zero, and ragged rows and columns are zero-padded so the kernel always
- * runs a full MR x NR tile.
+ * high half; an odd last k is paired with zero. The kernel always runs a full MR x NR tile: ragged A rows are
+ * zero-padded, and the columns past n of a non-transposed B's last panel hold whatever the buffer held (an output
+ * column depends only on its own B column, and those outputs are dropped).
  *
  * <pre>
  * packed A block: panel i (rows i*MR ..) = kp x MR words: row-major (word (r, p) at r * kp + p) when A is stored
  *                 m x k, p-major (word (p, r) at p * MR + r) when A is stored k x m; see {@link #rowMajorA}
  * packed B block: panel t (cols t*NR ..) = kp x NR words, word (p, j) at p * NR + j
  * </pre>
- * The conversions run natively ({@link Bf16Kernel#rows}, {@link Bf16Kernel#pairs}: {@code vcvtne2ps2bf16} and
- * {@code vcvtneps2bf16}, one or two instructions per 16 words, where the Vector API needs a dozen for the rounding
- * alone); what is left at the edges (an odd k, a row's last few pairs) is done here with {@link Bf16#bits}.
+ * The conversions run natively ({@link Bf16Kernel#rows}, {@link Bf16Kernel#pairs}, {@link Bf16Kernel#cols}:
+ * {@code vcvtne2ps2bf16} and {@code vcvtneps2bf16}, one or two instructions per 16 words, where the Vector API needs
+ * a dozen for the rounding alone); what is left at the edges (an odd k, a row's last few pairs, a narrow panel's
+ * last columns) is done here with {@link Bf16#bits}.
  *
  * <p>Threading: stateless; each thread packs into its own buffers.
  */
@@ -47,7 +49,7 @@ final class Bf16Pack {
                 // a word pairs rows 2p and 2p+1 of the stored A at one column: the panel's MR columns per k pair
                 int src = aOff + p0 * lda + i0 + ip;
                 Bf16Kernel.pairs(slice(aSeg, src, Float.BYTES), lda, slice(apSeg, base, Integer.BYTES), MR, kc / 2, 1,
-                        (1 << rows) - 1);
+                        (1 << rows) - 1, 0);
                 if ((kc & 1) != 0) {
                     for (int r = 0; r < rows; r++) ap[base + (kp - 1) * MR + r] = Bf16.bits(a[src + (kc - 1) * lda + r]);
                 }
@@ -63,33 +65,38 @@ final class Bf16Pack {
 
     /**
      * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp}, ceil(nc/NR) panels of kp * NR words. B stored k x n: a
-     * word pairs rows 2p and 2p+1 of B at one column. B stored n x k (transposed, as a linear layer's weight): each
-     * row of B converts in order into {@code scratch}, then each k pair of the panel gathers its words from 16 rows
-     * at a time ({@code vpgatherdd}; {@code gatherIndex} is 16 ints of scratch space).
+     * word pairs rows 2p and 2p+1 of B at one column ({@link Bf16Kernel#pairs}). B stored n x k (transposed, as a
+     * linear layer's weight): a word pairs two consecutive values of one row, and a panel row takes one word from
+     * each of 32 rows ({@link Bf16Kernel#cols}, a transpose in registers).
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
-                      int[] bp, MemorySegment bpSeg, int[] scratch, MemorySegment scratchSeg, int[] gatherIndex) {
-        int kp = (kc + 1) / 2;
-        for (int jp = 0, base = 0; jp < nc; jp += NR, base += kp * NR) {
-            int cols = Math.min(NR, nc - jp);
-            if (transB) {
-                rowsToWords(b, bSeg, bOff + (j0 + jp) * ldb + p0, ldb, cols, kc, scratch, scratchSeg, 0, kp);
-                Arrays.fill(scratch, cols * kp, NR * kp, 0);
-                int[] rows = gatherIndex;
-                for (int l = 0; l < I.length(); l++) rows[l] = l * kp;
-                for (int q = 0, dst = base; q < kp; q++, dst += NR) {
-                    for (int j = 0; j < NR; j += I.length()) {
-                        IntVector.fromArray(I, scratch, q + j * kp, rows, 0).intoArray(bp, dst + j);
-                    }
-                }
-            } else {
-                int src = bOff + p0 * ldb + j0 + jp;
-                if (cols < NR) Arrays.fill(bp, base, base + kp * NR, 0);
-                int groups = (cols + 15) / 16, last = cols - 16 * (groups - 1);
-                Bf16Kernel.pairs(slice(bSeg, src, Float.BYTES), ldb, slice(bpSeg, base, Integer.BYTES), NR, kc / 2, groups,
-                        (int) ((1L << last) - 1));
-                if ((kc & 1) != 0) {
-                    for (int j = 0; j < cols; j++) bp[base + (kp - 1) * NR + j] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
+                      int[] bp, MemorySegment bpSeg) {
+        int kp = (kc + 1) / 2, panelWords = kp * NR;
+        if (!transB) {
+            // every panel in one pass, two rows of the block at a time (gen_bf16_pairs.py says why)
+            int src = bOff + p0 * ldb + j0;
+            int groups = (nc + 15) / 16, last = nc - 16 * (groups - 1);
+            // a last panel's columns past nc keep what the buffer held: only their own columns of C depend on
+            // them, and those are never written back (Bf16Workspace.multiply)
+            Bf16Kernel.pairs(slice(bSeg, src, Float.BYTES), ldb, bpSeg, NR, kc / 2, groups, (int) ((1L << last) - 1),
+                    panelWords);
+            if ((kc & 1) != 0) {
+                for (int j = 0; j < nc; j++) bp[j / NR * panelWords + (kp - 1) * NR + j % NR] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
+            }
+            return;
+        }
+        // B stored n x k: 16 x 16 words at a time natively, converted and transposed in registers; what that leaves
+        // (pairs past the last 16, and columns past the last 16 of a narrow panel) here
+        int blocks = kc / 32;
+        for (int jp = 0, base = 0; jp < nc; jp += NR, base += panelWords) {
+            int cols = Math.min(NR, nc - jp), halves = blocks > 0 ? cols / 16 : 0;
+            int src = bOff + (j0 + jp) * ldb + p0;
+            if (halves > 0) Bf16Kernel.cols(slice(bSeg, src, Float.BYTES), ldb, slice(bpSeg, base, Integer.BYTES), blocks, halves);
+            for (int j = 0; j < cols; j++) {
+                int row = src + j * ldb;
+                for (int p = j < 16 * halves ? 16 * blocks : 0; p < kp; p++) {
+                    int q = 2 * p;
+                    bp[base + p * NR + j] = Bf16.bits(b[row + q]) | (q + 1 < kc ? Bf16.bits(b[row + q + 1]) << 16 : 0);
                 }
             }
         }

@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
  * left-hand blocks that each use a range of its k rows and a prefix of its columns: the shape of causal attention,
  * where a row block [r0, r1) of a head reads keys and values [0, r1) only, and a column block [c0, c1) rows [c0, T).
  * {@link Bf16Gemm} packs B anew per call, so blocking the triangle packed k and v once per block (2.5 times the
- * head's operands at T = 256, and a transposed pack gathers); here each is packed once per head.
+ * head's operands at T = 256); here each is packed once per head.
  *
  * <p>Layout: {@link Bf16Pack#packB}'s, with all of K in one block: panel t (columns 32t ..) holds kp = ceil(K / 2)
  * pair rows of 32 words. A k range [k0, k1) with k0 even is then pair rows k0 / 2 .. of every panel, so a product
@@ -20,8 +20,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Needs the native kernel ({@link #available}). Threading: confined to one thread; buffers grow and are reused.
  */
 public final class Bf16PackedB {
-    private int[] bp = new int[0], scratch = new int[0], ap = new int[0];
-    private final int[] gatherIndex = new int[16];
+    private int[] bp = new int[0], ap = new int[0];
     private final float[] tiles = new float[MR * NR];
     private int k, n, kp;
 
@@ -40,9 +39,7 @@ public final class Bf16PackedB {
         this.kp = (k + 1) / 2;
         int panels = (n + NR - 1) / NR;
         if (bp.length < panels * kp * NR) bp = new int[panels * kp * NR];
-        if (scratch.length < NR * kp) scratch = new int[NR * kp];
-        Bf16Pack.packB(transB, b, MemorySegment.ofArray(b), bOff, ldb, 0, 0, k, n, bp, MemorySegment.ofArray(bp),
-                scratch, MemorySegment.ofArray(scratch), gatherIndex);
+        Bf16Pack.packB(transB, b, MemorySegment.ofArray(b), bOff, ldb, 0, 0, k, n, bp, MemorySegment.ofArray(bp));
         return this;
     }
 

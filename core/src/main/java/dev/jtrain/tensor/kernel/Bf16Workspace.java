@@ -21,9 +21,6 @@ final class Bf16Workspace {
     private final int[] bp = new int[KC / 2 * NC];
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
-    /** Rows converted to pair words before a transposed B is gathered into panels: NR rows of up to KC / 2 words. */
-    private final int[] scratch = new int[NR * KC / 2];
-    private final int[] gatherIndex = new int[16];
 
     /** Depth of the k blocks for a product over {@code k}: equal blocks of an even number of values (a pair never straddles two). */
     static int kcStep(int k) {
@@ -72,13 +69,13 @@ final class Bf16Workspace {
         int nBlocks = (j1 - j0 + NC - 1) / NC;
         int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
         MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
-        MemorySegment bSeg = b != null ? MemorySegment.ofArray(b) : null, scratchSeg = MemorySegment.ofArray(scratch);
+        MemorySegment bSeg = b != null ? MemorySegment.ofArray(b) : null;
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         int aStride = rowA ? kp : 0;
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
             if (bWords != null) Bf16Pack.packBFromWords(bWords, ldb, pc, jc, kc, nc, bp);
-            else Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg, scratch, scratchSeg, gatherIndex);
+            else Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg);
             int panels = (nc + NR - 1) / NR, full = nc / NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);
