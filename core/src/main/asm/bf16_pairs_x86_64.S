@@ -6,7 +6,7 @@
 #     dst[t * pstride + p * ldd + 16 h + i] = bf16(src[2p * ld + 16 g + i]) | bf16(src[(2p + 1) * ld + 16 g + i]) << 16
 #   (ld, ldd and pstride in bytes); the last group only for the lanes set in lastmask (others neither read nor
 #   written).
-# A word pairs two consecutive k of one column: B stored k x n into its 32-column panels, or A stored k x m. The
+# A word pairs two consecutive k of one column of B (stored k x n), written into its 32-column panels. The
 # loops run k pairs outside and columns inside, so the source is read two whole rows at a time: walking one
 # panel's 128 bytes down every row instead jumps a row (often a page) per read, and measured 1.7x slower on a
 # 2048 x 2048 B. vcvtneps2bf16 rounds to nearest even (NaN stays NaN), as Bf16.bits does; vpmovzxwd and a 16-bit

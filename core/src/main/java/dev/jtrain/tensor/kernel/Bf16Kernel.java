@@ -16,11 +16,11 @@ import java.lang.invoke.MethodHandle;
  * <p>Threading: stateless; callers pass their own buffers.
  */
 final class Bf16Kernel {
-    private static final MethodHandle KERNEL, PAIRS, ROWS, COLS;
+    private static final MethodHandle KERNEL, PAIRS, PAIRS_A, ROWS, COLS;
     private static final String UNAVAILABLE;
 
     static {
-        MethodHandle kernel = null, pairs = null, rows = null, cols = null;
+        MethodHandle kernel = null, pairs = null, pairsA = null, rows = null, cols = null;
         String why = null;
         if (!CpuFeatures.CURRENT.avx512bf16()) {
             why = "this CPU has no AVX512_BF16 (or this is not Linux on x86-64)";
@@ -34,15 +34,18 @@ final class Bf16Kernel {
                         ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j, j), critical);
+                pairsA = MachineCode.load("bf16_pairs_a_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
+                        ValueLayout.ADDRESS, j, j, j, j), critical);
                 cols = MachineCode.load("bf16_cols_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j), critical);
             } catch (IllegalStateException e) {
                 why = e.getMessage();
-                kernel = pairs = rows = cols = null;
+                kernel = pairs = pairsA = rows = cols = null;
             }
         }
         KERNEL = kernel;
         PAIRS = pairs;
+        PAIRS_A = pairsA;
         ROWS = rows;
         COLS = cols;
         UNAVAILABLE = why;
@@ -106,6 +109,21 @@ final class Bf16Kernel {
             ROWS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) ldd * Integer.BYTES, (long) rows, (long) groups);
         } catch (Throwable e) {
             throw new IllegalStateException("bf16 row packing failed: " + e, e);
+        }
+    }
+
+    /**
+     * The p-major panels of an A stored k x m ({@code core/src/main/asm/gen_bf16_pairs_a.py}): for p &lt; kp, panel
+     * t &lt; panels and r &lt; 12, {@code dst[t * panelStride + 12 p + r] = bf16(src[2p * ld + 12 t + r]) |
+     * bf16(src[(2p + 1) * ld + 12 t + r]) << 16}, rounded to nearest even; the last panel only where
+     * {@code lastMask} has its lane set (others neither read nor written). Strides in elements.
+     */
+    static void pairsA(MemorySegment src, int ld, MemorySegment dst, int kp, int panels, int lastMask, int panelStride) {
+        try {
+            PAIRS_A.invokeExact(src, (long) ld * Float.BYTES, dst, (long) kp, (long) panels, (long) lastMask,
+                    (long) panelStride * Integer.BYTES);
+        } catch (Throwable e) {
+            throw new IllegalStateException("bf16 transposed A packing failed: " + e, e);
         }
     }
 

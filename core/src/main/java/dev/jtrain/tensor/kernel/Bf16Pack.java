@@ -22,7 +22,8 @@ import jdk.incubator.vector.VectorSpecies;
  *                 m x k, p-major (word (p, r) at p * MR + r) when A is stored k x m; see {@link #rowMajorA}
  * packed B block: panel t (cols t*NR ..) = kp x NR words, word (p, j) at p * NR + j
  * </pre>
- * The conversions run natively ({@link Bf16Kernel#rows}, {@link Bf16Kernel#pairs}, {@link Bf16Kernel#cols}:
+ * The conversions run natively ({@link Bf16Kernel#rows}, {@link Bf16Kernel#pairs}, {@link Bf16Kernel#pairsA},
+ * {@link Bf16Kernel#cols}:
  * {@code vcvtne2ps2bf16} and {@code vcvtneps2bf16}, one or two instructions per 16 words, where the Vector API needs
  * a dozen for the rounding alone); what is left at the edges (an odd k, a row's last few pairs, a narrow panel's
  * last columns) is done here with {@link Bf16#bits}.
@@ -39,27 +40,32 @@ final class Bf16Pack {
         return !transA;
     }
 
-    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} from {@code apOff}: ceil(mc/MR) panels of kp * MR words. */
+    /**
+     * Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} from {@code apOff}: ceil(mc/MR) panels of kp * MR words,
+     * A stored m x k through {@link Bf16Kernel#rows}, A stored k x m through {@link Bf16Kernel#pairsA}.
+     */
     static void packA(boolean transA, float[] a, MemorySegment aSeg, int aOff, int lda, int i0, int p0, int mc, int kc,
                       int[] ap, MemorySegment apSeg, int apOff) {
-        int kp = (kc + 1) / 2;
-        for (int ip = 0, base = apOff; ip < mc; ip += MR, base += kp * MR) {
-            int rows = Math.min(MR, mc - ip);
-            if (transA) {
-                // a word pairs rows 2p and 2p+1 of the stored A at one column: the panel's MR columns per k pair
-                int src = aOff + p0 * lda + i0 + ip;
-                Bf16Kernel.pairs(slice(aSeg, src, Float.BYTES), lda, slice(apSeg, base, Integer.BYTES), MR, kc / 2, 1,
-                        (1 << rows) - 1, 0);
-                if ((kc & 1) != 0) {
-                    for (int r = 0; r < rows; r++) ap[base + (kp - 1) * MR + r] = Bf16.bits(a[src + (kc - 1) * lda + r]);
-                }
-                if (rows < MR) {
-                    for (int p = 0; p < kp; p++) Arrays.fill(ap, base + p * MR + rows, base + (p + 1) * MR, 0);
-                }
-            } else {
-                rowsToWords(a, aSeg, aOff + (i0 + ip) * lda + p0, lda, rows, kc, ap, apSeg, base, kp);
-                Arrays.fill(ap, base + rows * kp, base + MR * kp, 0);
+        int kp = (kc + 1) / 2, panelWords = kp * MR;
+        if (transA) {
+            // a word pairs rows 2p and 2p+1 of the stored A at one column, a panel takes MR columns: every panel in
+            // one pass, two rows of the block at a time (gen_bf16_pairs_a.py says why)
+            int src = aOff + p0 * lda + i0, panels = (mc + MR - 1) / MR, rows = mc - MR * (panels - 1);
+            Bf16Kernel.pairsA(slice(aSeg, src, Float.BYTES), lda, slice(apSeg, apOff, Integer.BYTES), kc / 2, panels,
+                    (1 << rows) - 1, panelWords);
+            if ((kc & 1) != 0) {
+                for (int r = 0; r < mc; r++) ap[apOff + r / MR * panelWords + (kp - 1) * MR + r % MR] = Bf16.bits(a[src + (kc - 1) * lda + r]);
             }
+            if (rows < MR) {
+                int base = apOff + (panels - 1) * panelWords;
+                for (int p = 0; p < kp; p++) Arrays.fill(ap, base + p * MR + rows, base + (p + 1) * MR, 0);
+            }
+            return;
+        }
+        for (int ip = 0, base = apOff; ip < mc; ip += MR, base += panelWords) {
+            int rows = Math.min(MR, mc - ip);
+            rowsToWords(a, aSeg, aOff + (i0 + ip) * lda + p0, lda, rows, kc, ap, apSeg, base, kp);
+            Arrays.fill(ap, base + rows * kp, base + MR * kp, 0);
         }
     }
 
