@@ -119,25 +119,28 @@ final class Bf16Pack {
      * down with row 2p+1's (columns 16-31). No shuffle, and the bf16 values are the ones rounding B would give.
      */
     static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, int[] bp) {
-        int kp = (kc + 1) / 2, rowWords = ldb / 2;
-        for (int jp = 0, base = 0; jp < nc; jp += NR, base += kp * NR) {
-            int cols = Math.min(NR, nc - jp);
-            int col = (j0 + jp) / 2; // the panel's block starts at word row * rowWords + col
-            for (int p = 0; p < kc / 2; p++) {
-                int r0 = (p0 + 2 * p) * rowWords + col, r1 = r0 + rowWords, dst = base + p * NR;
+        int kp = (kc + 1) / 2, rowWords = ldb / 2, panelWords = kp * NR, panels = (nc + NR - 1) / NR;
+        // two whole rows at a time, into every panel (gen_bf16_pairs.py says why); panel t's block starts at word
+        // row * rowWords + j0 / 2 + 16 t
+        for (int p = 0; p < kc / 2; p++) {
+            int r0 = (p0 + 2 * p) * rowWords + j0 / 2, r1 = r0 + rowWords;
+            for (int t = 0, dst = p * NR; t < panels; t++, dst += panelWords, r0 += 16, r1 += 16) {
                 IntVector w0 = IntVector.fromArray(I, words, r0), w1 = IntVector.fromArray(I, words, r1);
                 w0.and(0xFFFF).or(w1.lanewise(VectorOperators.LSHL, 16)).intoArray(bp, dst);
                 w0.lanewise(VectorOperators.LSHR, 16).or(w1.and(0xFFFF0000)).intoArray(bp, dst + 16);
             }
-            if ((kc & 1) != 0) { // the last k alone, paired with zero
-                int r0 = (p0 + kc - 1) * rowWords + col, dst = base + (kp - 1) * NR;
+        }
+        if ((kc & 1) != 0) { // the last k alone, paired with zero
+            int r0 = (p0 + kc - 1) * rowWords + j0 / 2;
+            for (int t = 0, dst = (kp - 1) * NR; t < panels; t++, dst += panelWords, r0 += 16) {
                 IntVector w0 = IntVector.fromArray(I, words, r0);
                 w0.and(0xFFFF).intoArray(bp, dst);
                 w0.lanewise(VectorOperators.LSHR, 16).intoArray(bp, dst + 16);
             }
-            if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
-                for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
-            }
+        }
+        int cols = nc - (panels - 1) * NR, base = (panels - 1) * panelWords;
+        if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
+            for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
         }
     }
 
