@@ -4,27 +4,29 @@ and the write-back of its MR x NV-vector tile into `out`, stored or added. Not r
 does not start with gen_)."""
 
 
-def prologue(e, name):
+def prologue(e, name, prefetch=False):
     """Saves the callee-saved registers the kernels use, loads astride into r10, accumulate into r11 and 3 * astride
-    into r13, and returns at once when there are no panels. The panel loop starts at label 10."""
+    into r13, and returns at once when there are no panels. The panel loop starts at label 10. With prefetch, the
+    kernel takes a ninth argument, loaded into rbp (saved too)."""
+    saved = ["rbx", "r12", "r13", "r14", "r15"] + (["rbp"] if prefetch else [])
+    args = 8 * (len(saved) + 1)  # the stack arguments, past the saved registers and the return address
     e(f"""    .intel_syntax noprefix
     .text
     .globl {name}
-{name}:
-    push rbx
-    push r12
-    push r13
-    push r14
-    push r15
-    mov r10, [rsp+48]           # astride
-    mov r11, [rsp+56]           # accumulate
-    lea r13, [r10+r10*2]        # 3 * astride
+{name}:""")
+    for r in saved:
+        e(f"    push {r}")
+    e(f"""    mov r10, [rsp+{args}]           # astride
+    mov r11, [rsp+{args + 8}]           # accumulate""")
+    if prefetch:
+        e(f"    mov rbp, [rsp+{args + 16}]          # the address to prefetch from in the last panel's pass")
+    e("""    lea r13, [r10+r10*2]        # 3 * astride
     test r8, r8
     jz 90f
 10:""")
 
 
-def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes):
+def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes, prefetch=False):
     """Label 40: stores (accumulate == 0) or adds (else) accumulator registers reg0 .. reg(mr*nv - 1) into the tile at
     rdx, row r at rdx + ldo * r, one vaddps per vector so that out + acc is rounded once; then moves rdx to the next
     panel's columns and loops to label 10 while panels are left, and returns (label 90)."""
@@ -47,7 +49,8 @@ def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes):
     dec r8
     jnz 10b
 90:
-    vzeroupper
+    vzeroupper""" + ("""
+    pop rbp""" if prefetch else "") + """
     pop r15
     pop r14
     pop r13

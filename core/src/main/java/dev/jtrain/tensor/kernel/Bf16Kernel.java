@@ -29,7 +29,7 @@ final class Bf16Kernel {
                 var critical = Linker.Option.critical(true);
                 ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
                 kernel = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j), critical);
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j, ValueLayout.ADDRESS), critical);
                 pairs = MachineCode.load("bf16_pairs_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
@@ -70,12 +70,14 @@ final class Bf16Kernel {
      * @param ap         the A panel: p-major when {@code aStride == 0}, else row r at {@code aStride * r} words
      * @param out        row r of the result at {@code out + ldo * r} floats
      * @param accumulate add into {@code out} (else overwrite it, without reading)
+     * @param next       the A panel the next call takes (same size), prefetched while the last B panel is swept;
+     *                   {@code ap} itself when there is none
      */
     static void run(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
-                    boolean accumulate) {
+                    boolean accumulate, MemorySegment next) {
         try {
             KERNEL.invokeExact(ap, bp, out, (long) kp, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Integer.BYTES,
-                    accumulate ? 1L : 0L);
+                    accumulate ? 1L : 0L, next);
         } catch (Throwable e) {
             throw new IllegalStateException("bf16 micro-kernel failed: " + e, e);
         }

@@ -70,13 +70,15 @@ public final class Bf16PackedB {
         for (int ir = 0; ir < m; ir += MR) {
             int rows = Math.min(MR, m - ir);
             MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);
+            MemorySegment next = apSeg.asSlice((long) (ir + MR < m ? ir + MR : 0) * kpc * Integer.BYTES);
             for (int t = 0; t < panelsB; t++) {
                 MemorySegment b = bpSeg.asSlice(t * panelBytes + rangeBytes);
                 int cAt = cOff + ir * ldc + t * NR;
+                MemorySegment pf = t == panelsB - 1 ? next : panel; // one call per B panel: the next A panel once
                 if (rows == MR && t < full) {
-                    Bf16Kernel.run(panel, aStride, b, kpc, 1, cSeg.asSlice((long) cAt * Float.BYTES), ldc, false);
+                    Bf16Kernel.run(panel, aStride, b, kpc, 1, cSeg.asSlice((long) cAt * Float.BYTES), ldc, false, pf);
                 } else {
-                    Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false);
+                    Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
                     SgemmKernel.writeBack(tiles, 0, NR, c, cAt, ldc, 1f, 0f, rows, Math.min(NR, n1 - t * NR));
                 }
             }

@@ -80,15 +80,17 @@ final class Bf16Workspace {
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);
                 MemorySegment panel = apSeg.asSlice((long) ir * kp * Integer.BYTES);
+                // the next call's A panel; after the last, the first (the next column block starts there)
+                MemorySegment next = apSeg.asSlice((long) (ir + MR < mc ? ir + MR : 0) * kp * Integer.BYTES);
                 int cRow = cOff + (ic + ir) * ldc + jc;
                 int viaTiles = 0; // first panel that goes through the tile buffer
                 if (direct && rows == MR && full > 0) {
-                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f);
+                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f, next);
                     viaTiles = full;
                 }
                 if (viaTiles < panels) {
                     Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
-                            panels - viaTiles, tileSeg, NC, false);
+                            panels - viaTiles, tileSeg, NC, false, next);
                     SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
                 }
             }
