@@ -5,47 +5,105 @@
 #     dst[t * pstride + 12 p + r] = bf16(src[2p * ld + 12 t + r]) | bf16(src[(2p + 1) * ld + 12 t + r]) << 16
 #   (ld and pstride in bytes); the last panel only for the lanes set in lastmask (others neither read nor written).
 # A stored k x m (dy of a linear layer, in dW = dyT x): a word pairs two consecutive k of one of A's m columns, a
-# panel takes 12 columns. The loops run k pairs outside and panels inside, so the source is read two whole rows at
-# a time: packing one panel at a time reads 48 bytes of every row, a row (often a page) apart. Rounding as
-# bf16_pairs: vcvtneps2bf16 (nearest even, NaN kept), then vpmovzxwd and a 16-bit shift place the halves.
+# panel takes 12 columns. The loops run k pairs outside and panels inside, so the source is read whole rows at a
+# time: packing one panel at a time reads 48 bytes of every row, a row (often a page) apart. And each visit to
+# a panel writes 4 k pairs, 192 bytes: whole cache lines, where one pair's 48 bytes leave lines half
+# written across visits to every other panel. Rounding as bf16_pairs: vcvtneps2bf16 (nearest even, NaN kept), then
+# vpmovzxwd and a 16-bit shift place the halves.
     .intel_syntax noprefix
     .text
     .globl bf16_pairs_a
 bf16_pairs_a:
-    mov eax, 4095
-    kmovw k1, eax               # a full panel's lanes
+    push rbx
+    push r12
+    push r13
+    mov r13d, 4095
+    kmovw k1, r13d              # a full panel's lanes
     kmovw k2, r9d               # the last panel's
-    mov r9, [rsp+8]             # pstride
-    test rcx, rcx
-    jz 9f
+    mov r9, [rsp+32]            # pstride
+    lea r12, [rsi+rsi*2]        # 3 ld
     test r8, r8
     jz 9f
-1:
+4:                              # 4 k pairs at a time
+    cmp rcx, 4
+    jb 5f
     mov r10, rdi                # row 2p, panel 0
+    lea rbx, [rdi+rsi*4]        # row 2p + 4
     mov r11, rdx                # dst panel 0, pair p
     mov rax, r8                 # panels left
-2:
+41:
     cmp rax, 1
-    jne 3f
+    jne 42f
     kmovw k1, k2
-3:
+42:
     vcvtneps2bf16 ymm0{k1}{z}, zmmword ptr [r10]
     vcvtneps2bf16 ymm1{k1}{z}, zmmword ptr [r10+rsi]
     vpmovzxwd zmm0, ymm0
     vpmovzxwd zmm1, ymm1
     vpslld zmm1, zmm1, 16
     vpord zmm0, zmm0, zmm1
-    vmovdqu32 [r11]{k1}, zmm0
+    vmovdqu32 [r11+0]{k1}, zmm0
+    vcvtneps2bf16 ymm0{k1}{z}, zmmword ptr [r10+rsi*2]
+    vcvtneps2bf16 ymm1{k1}{z}, zmmword ptr [r10+r12]
+    vpmovzxwd zmm0, ymm0
+    vpmovzxwd zmm1, ymm1
+    vpslld zmm1, zmm1, 16
+    vpord zmm0, zmm0, zmm1
+    vmovdqu32 [r11+48]{k1}, zmm0
+    vcvtneps2bf16 ymm0{k1}{z}, zmmword ptr [rbx]
+    vcvtneps2bf16 ymm1{k1}{z}, zmmword ptr [rbx+rsi]
+    vpmovzxwd zmm0, ymm0
+    vpmovzxwd zmm1, ymm1
+    vpslld zmm1, zmm1, 16
+    vpord zmm0, zmm0, zmm1
+    vmovdqu32 [r11+96]{k1}, zmm0
+    vcvtneps2bf16 ymm0{k1}{z}, zmmword ptr [rbx+rsi*2]
+    vcvtneps2bf16 ymm1{k1}{z}, zmmword ptr [rbx+r12]
+    vpmovzxwd zmm0, ymm0
+    vpmovzxwd zmm1, ymm1
+    vpslld zmm1, zmm1, 16
+    vpord zmm0, zmm0, zmm1
+    vmovdqu32 [r11+144]{k1}, zmm0
+    add r10, 48
+    add rbx, 48
+    add r11, r9
+    dec rax
+    jnz 41b
+    kmovw k1, r13d
+    lea rdi, [rdi+rsi*8]
+    add rdx, 192
+    sub rcx, 4
+    jmp 4b
+5:                              # the last few one at a time
+    test rcx, rcx
+    jz 9f
+    mov r10, rdi
+    mov r11, rdx
+    mov rax, r8
+51:
+    cmp rax, 1
+    jne 52f
+    kmovw k1, k2
+52:
+    vcvtneps2bf16 ymm0{k1}{z}, zmmword ptr [r10]
+    vcvtneps2bf16 ymm1{k1}{z}, zmmword ptr [r10+rsi]
+    vpmovzxwd zmm0, ymm0
+    vpmovzxwd zmm1, ymm1
+    vpslld zmm1, zmm1, 16
+    vpord zmm0, zmm0, zmm1
+    vmovdqu32 [r11+0]{k1}, zmm0
     add r10, 48
     add r11, r9
     dec rax
-    jnz 2b
-    mov eax, 4095
-    kmovw k1, eax
+    jnz 51b
+    kmovw k1, r13d
     lea rdi, [rdi+rsi*2]
     add rdx, 48
     dec rcx
-    jnz 1b
+    jmp 5b
 9:
     vzeroupper
+    pop r13
+    pop r12
+    pop rbx
     ret
