@@ -120,7 +120,8 @@ final class Bf16Kernel {
      * bf16(src[(2p + 1) * ld + 12 t + r]) << 16}, rounded to nearest even; the last panel only where
      * {@code lastMask} has its lane set (others neither read nor written). Strides in elements.
      */
-    static void pairsA(MemorySegment src, int ld, MemorySegment dst, int kp, int panels, int lastMask, int panelStride) {
+    static void pairsA(MemorySegment src, int ld, MemorySegment dst, int kp, int panels, int lastMask,
+                       int panelStride) {
         try {
             PAIRS_A.invokeExact(src, (long) ld * Float.BYTES, dst, (long) kp, (long) panels, (long) lastMask,
                     (long) panelStride * Integer.BYTES);

@@ -54,7 +54,9 @@ final class Bf16Pack {
             Bf16Kernel.pairsA(slice(aSeg, src, Float.BYTES), lda, slice(apSeg, apOff, Integer.BYTES), kc / 2, panels,
                     (1 << rows) - 1, panelWords);
             if ((kc & 1) != 0) {
-                for (int r = 0; r < mc; r++) ap[apOff + r / MR * panelWords + (kp - 1) * MR + r % MR] = Bf16.bits(a[src + (kc - 1) * lda + r]);
+                for (int r = 0; r < mc; r++) {
+                    ap[apOff + r / MR * panelWords + (kp - 1) * MR + r % MR] = Bf16.bits(a[src + (kc - 1) * lda + r]);
+                }
             }
             if (rows < MR) {
                 int base = apOff + (panels - 1) * panelWords;
@@ -87,7 +89,9 @@ final class Bf16Pack {
             Bf16Kernel.pairs(slice(bSeg, src, Float.BYTES), ldb, bpSeg, NR, kc / 2, groups, (int) ((1L << last) - 1),
                     panelWords);
             if ((kc & 1) != 0) {
-                for (int j = 0; j < nc; j++) bp[j / NR * panelWords + (kp - 1) * NR + j % NR] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
+                for (int j = 0; j < nc; j++) {
+                    bp[j / NR * panelWords + (kp - 1) * NR + j % NR] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
+                }
             }
             return;
         }
@@ -97,7 +101,9 @@ final class Bf16Pack {
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += panelWords) {
             int cols = Math.min(NR, nc - jp), halves = blocks > 0 ? cols / 16 : 0;
             int src = bOff + (j0 + jp) * ldb + p0;
-            if (halves > 0) Bf16Kernel.cols(slice(bSeg, src, Float.BYTES), ldb, slice(bpSeg, base, Integer.BYTES), blocks, halves);
+            if (halves > 0) {
+                Bf16Kernel.cols(slice(bSeg, src, Float.BYTES), ldb, slice(bpSeg, base, Integer.BYTES), blocks, halves);
+            }
             for (int j = 0; j < cols; j++) {
                 int row = src + j * ldb;
                 for (int p = j < 16 * halves ? 16 * blocks : 0; p < kp; p++) {

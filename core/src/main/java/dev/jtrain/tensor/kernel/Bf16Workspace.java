@@ -85,7 +85,8 @@ final class Bf16Workspace {
                 int cRow = cOff + (ic + ir) * ldc + jc;
                 int viaTiles = 0; // first panel that goes through the tile buffer
                 if (direct && rows == MR && full > 0) {
-                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f, next);
+                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f,
+                            next);
                     viaTiles = full;
                 }
                 if (viaTiles < panels) {
