@@ -24,7 +24,7 @@ bf16_pairs_a:
     lea r12, [rsi+rsi*2]        # 3 ld
     test r8, r8
     jz 9f
-4:                              # 4 k pairs at a time
+4:                              # 4 k pair(s) at a time
     cmp rcx, 4
     jb 5f
     mov r10, rdi                # row 2p, panel 0
@@ -74,12 +74,12 @@ bf16_pairs_a:
     add rdx, 192
     sub rcx, 4
     jmp 4b
-5:                              # the last few one at a time
-    test rcx, rcx
-    jz 9f
-    mov r10, rdi
-    mov r11, rdx
-    mov rax, r8
+5:                              # 1 k pair(s) at a time
+    cmp rcx, 1
+    jb 9f
+    mov r10, rdi                # row 2p, panel 0
+    mov r11, rdx                # dst panel 0, pair p
+    mov rax, r8                 # panels left
 51:
     cmp rax, 1
     jne 52f
@@ -99,7 +99,7 @@ bf16_pairs_a:
     kmovw k1, r13d
     lea rdi, [rdi+rsi*2]
     add rdx, 48
-    dec rcx
+    sub rcx, 1
     jmp 5b
 9:
     vzeroupper
