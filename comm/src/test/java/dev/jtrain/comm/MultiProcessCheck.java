@@ -80,17 +80,20 @@ public final class MultiProcessCheck {
     }
 
     /**
-     * The last rank stops itself (SIGSTOP) before the second all-reduce and is woken 15 s later only to exit; the
-     * others must fail that all-reduce through the heartbeat (JTRAIN_HEARTBEAT_TIMEOUT_MS, set by the test), naming
-     * the stopped rank, long before the 60 s operation timeout.
+     * The last rank stops itself (SIGSTOP) before the second all-reduce; the others must fail that all-reduce through
+     * the heartbeat (JTRAIN_HEARTBEAT_TIMEOUT_MS, set by the test), naming the stopped rank, long before the 60 s
+     * operation timeout. Then they wake it (its pid is in CHECK_DIR, set by the test), and it exits at once without a
+     * word, as if killed; woken by nobody, it leaves after 30 s anyway, so a failed check never leaves it behind.
      */
     static void peerHangs(ProcessGroup g) throws Exception {
         MemorySegment a = Arena.ofAuto().allocate(400_000, 64);
         g.allReduce(a, 100_000, DType.FLOAT32, ReduceOp.SUM);
         int last = g.size() - 1;
+        java.nio.file.Path pidFile = java.nio.file.Path.of(System.getenv("CHECK_DIR"), "stopped.pid");
         if (g.rank() == last) {
             String pid = Long.toString(ProcessHandle.current().pid());
-            new ProcessBuilder("sh", "-c", "sleep 15; kill -CONT " + pid).start();
+            java.nio.file.Files.writeString(pidFile, pid);
+            new ProcessBuilder("sh", "-c", "sleep 30; kill -CONT " + pid).start();
             new ProcessBuilder("kill", "-STOP", pid).start().waitFor();
             Runtime.getRuntime().halt(0); // woken up: leave without a word, as if killed
         }
@@ -105,6 +108,7 @@ public final class MultiProcessCheck {
             expect(s < 12, "failed after " + s + " s, not through the heartbeat");
             System.out.printf("rank %d saw after %.1f s: %s%n", g.rank(), s, e.getMessage());
         }
+        new ProcessBuilder("kill", "-CONT", java.nio.file.Files.readString(pidFile).strip()).start().waitFor();
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.jtrain.comm;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -20,7 +21,7 @@ class MultiProcessCollectivesTest {
     @ParameterizedTest(name = "{0} over {1}, {2} ranks")
     @CsvSource({"check, shm, 3", "check, tcp, 3", "peer-dies, shm, 3", "peer-dies, tcp, 3", "peer-hangs, shm, 3", "peer-hangs, tcp, 3"})
     @Timeout(120)
-    void collectivesWorkAcrossProcesses(String mode, String transport, int ranks) {
+    void collectivesWorkAcrossProcesses(String mode, String transport, int ranks, @TempDir Path dir) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = List.of(java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
                 "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
@@ -28,7 +29,7 @@ class MultiProcessCollectivesTest {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         int status = new Launcher(new LaunchOptions(ranks, 1, 0, "127.0.0.1", 0, 0, null, 2000, cmd), out,
-                Map.of("JTRAIN_TRANSPORT", transport, "JTRAIN_HEARTBEAT_TIMEOUT_MS", "4000")).run();
+                Map.of("JTRAIN_TRANSPORT", transport, "JTRAIN_HEARTBEAT_TIMEOUT_MS", "4000", "CHECK_DIR", dir.toString())).run();
         String log = bytes.toString(StandardCharsets.UTF_8);
         System.out.println(log);
         assertThat(status).as(log).isZero();

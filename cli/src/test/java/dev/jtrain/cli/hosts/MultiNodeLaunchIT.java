@@ -173,8 +173,10 @@ class MultiNodeLaunchIT {
         Path out = dir.resolve("run");
         Path log1 = dir.resolve("node0.log"), log2 = dir.resolve("node1.log");
         Map<String, String> env = Map.of("JTRAIN_COMM_TIMEOUT_MS", "10000");
-        Process n1 = launcher(1, log1, 0, train(corpus, out, 100_000), env);
-        Process n2 = launcher(2, log2, 0, train(corpus, out, 100_000), env);
+        // the cut-off launcher ends when its store calls time out (the join timeout): short, so the test does not wait
+        List<String> options = List.of("--max-restarts", "0", "--join-timeout-ms", "12000");
+        Process n1 = launcher(1, log1, options, train(corpus, out, 100_000), env);
+        Process n2 = launcher(2, log2, options, train(corpus, out, 100_000), env);
         TrainRuns.waitForSteps(out, 3, log1, n1);
         long t0 = System.nanoTime();
         hosts.link(2, "down");
