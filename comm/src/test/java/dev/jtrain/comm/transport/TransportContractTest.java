@@ -375,16 +375,15 @@ public abstract class TransportContractTest {
     }
 
     /**
-     * Every rank first sends 8 MiB to its right neighbour with a blocking send, then receives from its left: no
+     * Every rank first sends 64 MiB to its right neighbour with a blocking send, then receives from its left: no
      * receive is posted while the sends run, so a receiver must take its message in early. Over shared memory that
      * used to stall until the timeout for three or more ranks (a blocked send only drained the ring from the peer
-     * it sent to). 8 MiB is 128 of the tests' 64 KiB rings, twice the kernel's largest default TCP send buffer and
-     * twice the default ring: no transport can hold the message for a receiver that has not posted its receive.
+     * it sent to).
      */
     @ParameterizedTest
     @ValueSource(ints = {3, 5, 7})
-    void cycleOfBlockingSendsLargerThanAnyBufferCompletesAtEveryWorldSize(int size) throws Exception {
-        long bytes = (8L << 20) + 5; // odd: whole-element paths must not be assumed
+    void cycleOfBlockingSendsOf64MiBCompletesAtEveryWorldSize(int size) throws Exception {
+        long bytes = (64L << 20) + 5; // odd: whole-element paths must not be assumed
         Transport[] t = createGroup(size, 30_000);
         try {
             onEveryRank(size, r -> {
