@@ -64,11 +64,10 @@ final class Bf16Pack {
             }
             return;
         }
-        for (int ip = 0, base = apOff; ip < mc; ip += MR, base += panelWords) {
-            int rows = Math.min(MR, mc - ip);
-            rowsToWords(a, aSeg, aOff + (i0 + ip) * lda + p0, lda, rows, kc, ap, apSeg, base, kp);
-            Arrays.fill(ap, base + rows * kp, base + MR * kp, 0);
-        }
+        // row-major panels of kp words per row are just the block's rows, kp words apart: one pass over all of them
+        rowsToWords(a, aSeg, aOff + i0 * lda + p0, lda, mc, kc, ap, apSeg, apOff, kp);
+        int rows = mc - MR * ((mc - 1) / MR); // in the last panel; the rest of it is zero
+        Arrays.fill(ap, apOff + mc * kp, apOff + (mc - rows + MR) * kp, 0);
     }
 
     /**
