@@ -14,6 +14,8 @@
 #          `ddp`, what two ranks sharing the machine cost each of them.
 #
 # usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp small1)
+#        REPS=N repeats the gemm part N times (each repetition jtrain then the peer, per thread count) and gives the
+#        median ratio of each cell: on a noisy host one run's ratio can swing by 10%.
 # needs: ./jtrain built; JTRAIN_PEERS_DIR = directory with sgemm.py, gpt_bench.py and env.sh (PyTorch peer).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +31,7 @@ grep -qw avx512_bf16 /proc/cpuinfo || echo "bf16_vs_pytorch: warning: this CPU h
 source "$PEERS/env.sh"
 PY="${PY:-python3}"
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
+REPS=${REPS:-1}
 ratio() { awk -v j="$1" -v p="$2" 'BEGIN{ if (p+0 > 0 && j+0 > 0) printf "%.2f", j/p; else print "n/a" }'; }
 
 for part in "${PARTS[@]}"; do
@@ -36,22 +39,38 @@ case "$part" in
 gemm)
   echo "== bf16 GEMM (C = A*B, square), jtrain against torch.mm bf16 (oneDNN)"
   declare -A JT PT AC
-  for t in 1 2; do
-    for n in 1024 2048; do
-      JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
+  for ((rep = 1; rep <= REPS; rep++)); do
+    if [ "$REPS" -gt 1 ]; then echo "-- repetition $rep of $REPS"; fi
+    for t in 1 2; do
+      for n in 1024 2048; do
+        JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
+      done
+      out=$(OMP_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" bf16 2>/dev/null)
+      for n in 1024 2048; do PT[$t,$n]=$(grep "torch.mm bf16 *n=$n:" <<< "$out" | awk '{print $4}'); done
+      out=$(OMP_NUM_THREADS=$t "$PY" "$ROOT/bench/bf16_mm_autocast.py" "$t" 2>/dev/null)
+      for n in 1024 2048; do AC[$t,$n]=$(grep "autocast mm n=$n:" <<< "$out" | awk '{print $4}'); done
     done
-    out=$(OMP_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" bf16 2>/dev/null)
-    for n in 1024 2048; do PT[$t,$n]=$(grep "torch.mm bf16 *n=$n:" <<< "$out" | awk '{print $4}'); done
-    out=$(OMP_NUM_THREADS=$t "$PY" "$ROOT/bench/bf16_mm_autocast.py" "$t" 2>/dev/null)
-    for n in 1024 2048; do AC[$t,$n]=$(grep "autocast mm n=$n:" <<< "$out" | awk '{print $4}'); done
+    echo "   (PyTorch: torch.mm on bf16 tensors; autocast: torch.mm on fp32 tensors under torch.autocast, casts included,"
+    echo "    as jtrain's GEMM, which takes fp32 A and B and rounds them as it packs)"
+    printf "%6s %7s %14s %15s %7s %16s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio "autocast GFLOP/s" ratio
+    for t in 1 2; do for n in 1024 2048; do
+      printf "%6d %7d %14s %15s %7s %16s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" \
+        "${AC[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")"
+      echo "$n $t $(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" >> "$OUT/gemm-ratios"
+    done; done
   done
-  echo "   (PyTorch: torch.mm on bf16 tensors; autocast: torch.mm on fp32 tensors under torch.autocast, casts included,"
-  echo "    as jtrain's GEMM, which takes fp32 A and B and rounds them as it packs)"
-  printf "%6s %7s %14s %15s %7s %16s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio "autocast GFLOP/s" ratio
-  for t in 1 2; do for n in 1024 2048; do
-    printf "%6d %7d %14s %15s %7s %16s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" \
-      "${AC[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")"
-  done; done
+  if [ "$REPS" -gt 1 ]; then
+    echo "   median ratio against torch.mm bf16 over $REPS repetitions (min-max):"
+    python3 - "$OUT/gemm-ratios" <<'PY'
+import collections, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    n, t, r = line.split()
+    if r != "n/a": by[(int(t), int(n))].append(float(r))
+for (t, n), rs in sorted(by.items()):
+    print(f"   {n:6d} {t:7d} threads: {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})")
+PY
+  fi
   ;;
 gpt2)
   echo "== GPT-2 124M shape, 1 process x 2 threads, T 256, batch 4, vocab 50304"

@@ -17,6 +17,7 @@
 #
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit, 10)
 #        PART=allreduce, PART=ddp, PART=gather or PART=sharding runs one part only (the default runs the first two).
+#        PAIRS=N (DDP part) repeats jtrain's 2-host and 1-host runs N times back to back and gives the median share.
 #        KEEP=1 keeps the logs and metrics (their directory is printed at the end).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
@@ -84,12 +85,44 @@ ms = statistics.median(s["stepMs"] for s in st)
 print(f"{st[0]['tokensPerSecond'] * st[0]['stepMs'] / ms:,.0f} tokens/s (step {ms:.1f} ms, exposed comm {statistics.median(s['commMs'] for s in st):.1f} ms)")
 PY
 }
-for wire in fp32 bf16; do
-  two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
-  echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl")"
+median_step() { # metrics.jsonl -> median step time (ms) after the warm-up steps
+  python3 - "$1" <<'PY'
+import json, statistics, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][6:]
+print(statistics.median(s["stepMs"] for s in st))
+PY
+}
+# PAIRS=N repeats the three jtrain runs N times, one right after the other, and gives each round's share of one host
+# and the medians: on shared, noisy cores a pair run back to back says more than one run of each.
+PAIRS=${PAIRS:-1}
+for ((round = 1; round <= PAIRS; round++)); do
+  if [ "$PAIRS" -gt 1 ]; then echo "-- round $round of $PAIRS"; fi
+  rm -rf "$OUT/two-fp32" "$OUT/two-bf16" "$OUT/one"
+  for wire in fp32 bf16; do
+    two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
+    echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl")"
+  done
+  JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
+  echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
+  one=$(median_step "$OUT/one/metrics.jsonl")
+  for wire in fp32 bf16; do
+    awk -v o="$one" -v t="$(median_step "$OUT/two-$wire/metrics.jsonl")" -v w="$wire" 'BEGIN { printf "%s %.4f\n", w, o / t }' >> "$OUT/shares"
+  done
+  if [ "$PAIRS" -gt 1 ]; then
+    awk '{ s[$1] = $2 } END { printf "   of one host: fp32 %.1f%%, bf16 gradients %.1f%%\n", 100 * s["fp32"], 100 * s["bf16"] }' <(tail -n 2 "$OUT/shares")
+  fi
 done
-JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
-echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
+if [ "$PAIRS" -gt 1 ]; then
+  python3 - "$OUT/shares" <<'PY'
+import collections, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    wire, share = line.split(); by[wire].append(float(share))
+print("   median share of one host over %d rounds: fp32 %.1f%% (%.1f-%.1f), bf16 gradients %.1f%% (%.1f-%.1f)" % (
+    len(by["fp32"]), 100 * statistics.median(by["fp32"]), 100 * min(by["fp32"]), 100 * max(by["fp32"]),
+    100 * statistics.median(by["bf16"]), 100 * min(by["bf16"]), 100 * max(by["bf16"])))
+PY
+fi
 GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
   --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
 fi
