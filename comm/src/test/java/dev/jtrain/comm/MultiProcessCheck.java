@@ -82,8 +82,8 @@ public final class MultiProcessCheck {
     /**
      * The last rank stops itself (SIGSTOP) before the second all-reduce; the others must fail that all-reduce through
      * the heartbeat (JTRAIN_HEARTBEAT_TIMEOUT_MS, set by the test), naming the stopped rank, long before the 60 s
-     * operation timeout. Then they wake it (its pid is in CHECK_DIR, set by the test), and it exits at once without a
-     * word, as if killed; woken by nobody, it leaves after 30 s anyway, so a failed check never leaves it behind.
+     * operation timeout. Then the last of them to name it wakes it (its pid is in CHECK_DIR, set by the test), and it
+     * exits at once without a word, as if killed; woken by nobody, it leaves after 30 s anyway, so a failed check never leaves it behind.
      */
     static void peerHangs(ProcessGroup g) throws Exception {
         MemorySegment a = Arena.ofAuto().allocate(400_000, 64);
@@ -108,7 +108,15 @@ public final class MultiProcessCheck {
             expect(s < 12, "failed after " + s + " s, not through the heartbeat");
             System.out.printf("rank %d saw after %.1f s: %s%n", g.rank(), s, e.getMessage());
         }
-        new ProcessBuilder("kill", "-CONT", java.nio.file.Files.readString(pidFile).strip()).start().waitFor();
+        // Wake it only once every survivor has named it: woken early, it exits, and a survivor still waiting for its
+        // heartbeat would see a closed connection instead. Each writes its mark before counting, so the last sees all.
+        java.nio.file.Files.writeString(pidFile.resolveSibling("named-by-" + g.rank()), "");
+        long named;
+        try (var marks = java.nio.file.Files.list(pidFile.getParent())) {
+            named = marks.filter(f -> f.getFileName().toString().startsWith("named-by-")).count();
+        }
+        if (named == last)
+            new ProcessBuilder("kill", "-CONT", java.nio.file.Files.readString(pidFile).strip()).start().waitFor();
     }
 
     /**
