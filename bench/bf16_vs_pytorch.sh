@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bf16 beside PyTorch on this CPU, each pair in one run (these machines are noisy: compare the ratios):
-#   gemm   bf16 GEMM GFLOP/s at 1024^3 and 2048^3, 1 and 2 threads: jtrain (MatmulBenchmark --dtype bf16, the
-#          AVX512_BF16 kernel, fp32 A and B rounded as they are packed) against torch.mm on bfloat16 tensors
-#          (oneDNN), and against torch.mm on fp32 tensors under autocast (bench/bf16_mm_autocast.py: the casts timed
-#          too, as a training step pays them), alternating per thread count;
+#   gemm   bf16 GEMM GFLOP/s at 1024^3 and 2048^3, 1 and 2 threads, each side like for like: jtrain on bf16
+#          operands (`bench matmul --dtype bf16 --inputs bf16`) against torch.mm on bfloat16 tensors (oneDNN), and
+#          jtrain on fp32 operands rounded as they are packed (`--inputs fp32`, what a training step multiplies)
+#          against torch.mm on fp32 tensors under autocast (bench/bf16_mm_autocast.py: the casts timed too, as a
+#          training step pays them), alternating per thread count;
 #   gpt2   GPT-2 124M shape (12L/12H/768, T 256, batch 4, vocab 50304), 1 process x 2 threads: jtrain
 #          `bench train --precision bf16` (and fp32) against PyTorch 1.13 with torch.autocast("cpu", bfloat16) (and
 #          fp32), with the activation memory each keeps for backward in both precisions
@@ -38,37 +39,44 @@ for part in "${PARTS[@]}"; do
 case "$part" in
 gemm)
   echo "== bf16 GEMM (C = A*B, square), jtrain against torch.mm bf16 (oneDNN)"
-  declare -A JT PT AC
+  declare -A JT J16 PT AC
   for ((rep = 1; rep <= REPS; rep++)); do
     if [ "$REPS" -gt 1 ]; then echo "-- repetition $rep of $REPS"; fi
     for t in 1 2; do
       for n in 1024 2048; do
-        JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
+        J16[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --inputs bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
       done
       out=$(OMP_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" bf16 2>/dev/null)
       for n in 1024 2048; do PT[$t,$n]=$(grep "torch.mm bf16 *n=$n:" <<< "$out" | awk '{print $4}'); done
+      for n in 1024 2048; do
+        JT[$t,$n]=$("$ROOT/jtrain" bench matmul --dtype bf16 --m "$n" --n "$n" --k "$n" --threads "$t" 2>/dev/null | tail -n 1 | awk '{print $6}')
+      done
       out=$(OMP_NUM_THREADS=$t "$PY" "$ROOT/bench/bf16_mm_autocast.py" "$t" 2>/dev/null)
       for n in 1024 2048; do AC[$t,$n]=$(grep "autocast mm n=$n:" <<< "$out" | awk '{print $4}'); done
     done
-    echo "   (PyTorch: torch.mm on bf16 tensors; autocast: torch.mm on fp32 tensors under torch.autocast, casts included,"
-    echo "    as jtrain's GEMM, which takes fp32 A and B and rounds them as it packs)"
-    printf "%6s %7s %14s %15s %7s %16s %7s\n" n threads "jtrain GFLOP/s" "PyTorch GFLOP/s" ratio "autocast GFLOP/s" ratio
+    echo "   bf16 operands: jtrain --inputs bf16 against torch.mm on bf16 tensors;"
+    echo "   fp32 operands: jtrain --inputs fp32 (rounded as packed) against torch.mm on fp32 tensors under autocast (casts included)"
+    printf "%6s %7s %11s %11s %6s %11s %11s %6s\n" n threads "jtrain bf16" "torch bf16" ratio "jtrain fp32" autocast ratio
     for t in 1 2; do for n in 1024 2048; do
-      printf "%6d %7d %14s %15s %7s %16s %7s\n" "$n" "$t" "${JT[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" \
-        "${AC[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")"
-      echo "$n $t $(ratio "${JT[$t,$n]}" "${PT[$t,$n]}")" >> "$OUT/gemm-ratios"
+      printf "%6d %7d %11s %11s %6s %11s %11s %6s\n" "$n" "$t" "${J16[$t,$n]}" "${PT[$t,$n]}" "$(ratio "${J16[$t,$n]}" "${PT[$t,$n]}")" \
+        "${JT[$t,$n]}" "${AC[$t,$n]}" "$(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")"
+      echo "$n $t $(ratio "${J16[$t,$n]}" "${PT[$t,$n]}") $(ratio "${JT[$t,$n]}" "${PT[$t,$n]}") $(ratio "${JT[$t,$n]}" "${AC[$t,$n]}")" >> "$OUT/gemm-ratios"
     done; done
   done
   if [ "$REPS" -gt 1 ]; then
-    echo "   median ratio against torch.mm bf16 over $REPS repetitions (min-max):"
+    echo "   median ratios over $REPS repetitions (min-max): bf16 operands against torch.mm bf16; fp32 operands against"
+    echo "   torch.mm bf16 and against autocast"
     python3 - "$OUT/gemm-ratios" <<'PY'
 import collections, statistics, sys
-by = collections.defaultdict(list)
+by = collections.defaultdict(lambda: ([], [], []))
 for line in open(sys.argv[1]):
-    n, t, r = line.split()
-    if r != "n/a": by[(int(t), int(n))].append(float(r))
-for (t, n), rs in sorted(by.items()):
-    print(f"   {n:6d} {t:7d} threads: {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})")
+    n, t, *rs = line.split()
+    for col, r in zip(by[(int(t), int(n))], rs):
+        if r != "n/a": col.append(float(r))
+def cell(rs):
+    return f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})" if rs else "n/a"
+for (t, n), cols in sorted(by.items()):
+    print(f"   {n:6d} {t:7d} threads: " + " | ".join(cell(c) for c in cols))
 PY
   fi
   ;;

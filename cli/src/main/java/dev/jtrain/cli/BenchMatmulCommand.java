@@ -47,6 +47,11 @@ final class BenchMatmulCommand implements Callable<Integer> {
             + "the CPU's bf16 dot product where it has one) (default: ${DEFAULT-VALUE}).", defaultValue = "fp32")
     String dtype;
 
+    @Option(names = "--inputs", description = "With --dtype bf16: operands held in fp32 and rounded as they are packed "
+            + "(what training multiplies), or held in bf16 as a torch.bfloat16 tensor holds them (default: ${DEFAULT-VALUE}).",
+            defaultValue = "fp32")
+    String inputs;
+
     @Option(names = "--json", description = "Print a JSON array of results instead of a table.")
     boolean json;
 
@@ -54,12 +59,15 @@ final class BenchMatmulCommand implements Callable<Integer> {
     public Integer call() throws JsonProcessingException {
         List<Integer> ts = threads == null || threads.isEmpty() ? List.of(Parallel.threads()) : threads;
         Precision precision = Precision.parse(dtype);
+        boolean bf16Inputs = Precision.parse(inputs) == Precision.BF16;
+        if (bf16Inputs && precision != Precision.BF16) throw new IllegalArgumentException("--inputs bf16 needs --dtype bf16");
+        if (bf16Inputs && sweep) throw new IllegalArgumentException("--inputs bf16 times one shape; drop --sweep");
         spec.commandLine().getErr().println("jtrain: " + (precision == Precision.BF16 ? Bf16Gemm.backend() : Sgemm.backend()));
         List<MatmulBenchmark.Result> results = new ArrayList<>();
         for (int t : ts) {
             if (t < 1) throw new IllegalArgumentException("--threads must be >= 1, got " + t);
             if (sweep) results.addAll(MatmulBenchmark.sweep(t, precision));
-            else results.add(MatmulBenchmark.run(m, n, k, t, precision));
+            else results.add(MatmulBenchmark.run(m, n, k, t, precision, bf16Inputs));
         }
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

@@ -38,6 +38,20 @@ public final class Bf16 {
 
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
+    /** The bf16 values (bits) of {@code n} floats from {@code src[off]}, rounded to nearest even. */
+    public static short[] toBf16(float[] src, int off, int n) {
+        short[] out = new short[n];
+        for (int i = 0; i < n; i++) out[i] = (short) bits(src[off + i]);
+        return out;
+    }
+
+    /** {@code n} bf16 values from {@code src[off]} widened to fp32 (exactly). */
+    public static float[] widen(short[] src, int off, int n) {
+        float[] out = new float[n];
+        for (int i = 0; i < n; i++) out[i] = toFloat(src[off + i] & 0xFFFF);
+        return out;
+    }
+
     private static final int L = F.length(), BLOCK = 2 * L;
     /** Blocks per parallel chunk: a chunk moves at least 64K floats, so splitting pays for the hand-off. */
     private static final int GRAIN = 65536 / BLOCK;

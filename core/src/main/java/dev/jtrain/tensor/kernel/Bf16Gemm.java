@@ -89,7 +89,34 @@ public final class Bf16Gemm {
             roundedFp32(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
-        run(transA, transB, m, n, k, alpha, a, aOff, lda, b, null, bOff, ldb, beta, c, cOff, ldc);
+        run(m, n, k, Bf16Operands.fp32A(transA, a, aOff, lda), Bf16Operands.fp32B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
+    }
+
+    /**
+     * {@code C = alpha * op(A) * op(B) + beta * C} on operands already held in bf16: each {@code short} is a bf16 value's
+     * bits, matrices stored row-major with leading dimensions in values (the layout of a {@code torch.bfloat16} tensor
+     * or a safetensors BF16 entry). Nothing is rounded, and packing reads half the bytes {@link #gemm} reads of fp32
+     * operands; the result is bitwise {@link #gemm}'s on the operands widened to fp32. Without the native kernel the
+     * operands are widened and multiplied in fp32, as {@link #gemm} does there.
+     */
+    public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
+                            short[] a, int aOff, int lda, short[] b, int bOff, int ldb,
+                            float beta, float[] c, int cOff, int ldc) {
+        if (m < 0 || n < 0 || k < 0) throw new IllegalArgumentException("bf16 gemm: negative size m=" + m + " n=" + n + " k=" + k);
+        SgemmArgs.matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda);
+        SgemmArgs.matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb);
+        SgemmArgs.matrix("C", m, n, c, cOff, ldc, 0);
+        if ((long) m * n * k == 0 || alpha == 0f) {
+            SgemmArgs.scale(m, n, beta, c, cOff, ldc);
+            return;
+        }
+        if (!NATIVE) {
+            float[] wa = Bf16.widen(a, aOff, (transA ? k - 1 : m - 1) * lda + (transA ? m : k));
+            float[] wb = Bf16.widen(b, bOff, (transB ? n - 1 : k - 1) * ldb + (transB ? k : n));
+            roundedFp32(transA, transB, m, n, k, alpha, wa, 0, lda, wb, 0, ldb, beta, c, cOff, ldc);
+            return;
+        }
+        run(m, n, k, Bf16Operands.bf16A(transA, a, aOff, lda), Bf16Operands.bf16B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
     }
 
     /**
@@ -115,7 +142,7 @@ public final class Bf16Gemm {
             Sgemm.sgemm(transA, false, m, n, 0, alpha, a, aOff, lda, new float[0], 0, Math.max(1, n), beta, c, cOff, ldc);
             return;
         }
-        run(transA, false, m, n, k, alpha, a, aOff, lda, null, bWords, 0, ldb, beta, c, cOff, ldc);
+        run(m, n, k, Bf16Operands.fp32A(transA, a, aOff, lda), Bf16Operands.packedWords(bWords, ldb), alpha, beta, c, cOff, ldc);
     }
 
     /** Whether {@link #gemmPackedB} takes B's bf16 words with rows {@code ldb} floats apart on this machine. */
@@ -123,12 +150,12 @@ public final class Bf16Gemm {
         return NATIVE && Bf16.packBlock() == Bf16Pack.WORDS_BLOCK && ldb % Bf16Pack.WORDS_BLOCK == 0;
     }
 
-    private static void run(boolean transA, boolean transB, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
-                            float[] b, int[] bWords, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    private static void run(int m, int n, int k, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
+                            float[] c, int cOff, int ldc) {
         long volume = (long) m * n * k;
         int threads = Parallel.threads();
         if (threads == 1 || volume < 1L << 20) {
-            WORKSPACE.get().gemm(transA, transB, 0, m, 0, n, k, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc);
+            WORKSPACE.get().gemm(a, b, 0, m, 0, n, k, alpha, beta, c, cOff, ldc);
             return;
         }
         // Split C into tm x tn rectangles. A thread packs its rows of A and its columns of B, so the packing done in
@@ -147,11 +174,11 @@ public final class Bf16Gemm {
         }
         int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
         if (tm == 1 && tn > 1 && m >= 2 * MR * tn) {
-            sharedA(transA, transB, m, n, k, tn, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc);
+            sharedA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc);
             return;
         }
         GemmBatches.rectangles(m, n, tm, tn, MR, NR, (i0, i1, j0, j1) -> WORKSPACE.get()
-                .gemm(transA, transB, i0, i1, j0, j1, k, alpha, a, aOff, lda, b, bWords, bOff, ldb, beta, c, cOff, ldc));
+                .gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc));
     }
 
     /**
@@ -161,27 +188,27 @@ public final class Bf16Gemm {
      * all of A, a visible share of a square product's time (bench/MEASUREMENTS.md, "bf16 GEMM"). The k blocks are
      * {@link Bf16Workspace}'s, so the bits are those of any other split.
      */
-    private static void sharedA(boolean transA, boolean transB, int m, int n, int k, int tn, float alpha, float[] a,
-                                int aOff, int lda, float[] b, int[] bWords, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    private static void sharedA(int m, int n, int k, int tn, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
+                                float[] c, int cOff, int ldc) {
         int kcStep = Bf16Workspace.kcStep(k), mcStep = Bf16Workspace.mcStep(m);
         int[][] holder = SHARED_A.get();
         if (holder[0].length < mcStep * (kcStep / 2)) holder[0] = new int[mcStep * (kcStep / 2)];
         int[] ap = holder[0];
-        MemorySegment apSeg = MemorySegment.ofArray(ap), aSeg = MemorySegment.ofArray(a);
-        boolean rowA = Bf16Pack.rowMajorA(transA);
+        MemorySegment apSeg = MemorySegment.ofArray(ap);
+        boolean rowA = a.rowMajor();
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
             float betaPc = pc == 0 ? beta : 1f;
             for (int ic = 0; ic < m; ic += mcStep) {
                 int mc = Math.min(mcStep, m - ic), fic = ic;
-                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> Bf16Pack.packA(transA, a, aSeg, aOff, lda, fic + lo * MR,
-                        fpc, Math.min(mc, hi * MR) - lo * MR, kc, ap, apSeg, lo * MR * kp));
+                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> a.pack(fic + lo * MR, fpc, Math.min(mc, hi * MR) - lo * MR,
+                        kc, ap, apSeg, lo * MR * kp));
                 Parallel.forRange(tn, 1, (lo, hi) -> {
                     Bf16Workspace ws = WORKSPACE.get();
                     for (int t = lo; t < hi; t++) {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
                         if (j0 < j1) {
-                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, transB, b, bWords, bOff, ldb, j0, j1, alpha, betaPc, c, cOff, ldc);
+                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
                         }
                     }
                 });

@@ -4,8 +4,11 @@ import static dev.jtrain.tensor.kernel.Bf16Gemm.MR;
 import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -147,6 +150,80 @@ final class Bf16Pack {
         if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
             for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
         }
+    }
+
+    /**
+     * {@link #packA} from bf16 values ({@code short[]}, a row-major matrix with rows {@code lda} values apart): nothing
+     * to round, so A stored m x k is packed by copying each row's values, which already sit in pairs along k, and A
+     * stored k x m by pairing two rows' values at each column ({@link #pairRows}).
+     */
+    static void packABf16(boolean transA, short[] a, MemorySegment aSeg, int aOff, int lda, int i0, int p0, int mc, int kc,
+                          int[] ap, MemorySegment apSeg, int apOff) {
+        int kp = (kc + 1) / 2, panelWords = kp * MR, panels = (mc + MR - 1) / MR;
+        if (!transA) {
+            for (int r = 0; r < mc; r++) {
+                int src = aOff + (i0 + r) * lda + p0, dst = apOff + r * kp;
+                MemorySegment.copy(aSeg, (long) src * Short.BYTES, apSeg, (long) dst * Integer.BYTES, (long) kc * Short.BYTES);
+                if ((kc & 1) != 0) ap[dst + kp - 1] &= 0xFFFF; // the odd last k, paired with zero
+            }
+            // a last panel's rows past mc keep what the buffer held: only their own rows of C depend on them, and
+            // those are never written back (Bf16Workspace.multiply)
+            return;
+        }
+        for (int t = 0; t < panels; t++) {
+            int rows = Math.min(MR, mc - t * MR), col = aOff + p0 * lda + i0 + t * MR, base = apOff + t * panelWords;
+            for (int p = 0; p < kp; p++, col += 2 * lda) {
+                pairRows(a, col, 2 * p + 1 < kc ? col + lda : -1, rows, MR, ap, base + p * MR);
+            }
+        }
+    }
+
+    /**
+     * {@link #packB} from bf16 values ({@code short[]}, rows {@code ldb} values apart). B stored k x n: a word pairs
+     * rows 2p and 2p+1 at one column ({@link #pairRows}). B stored n x k: a word is two consecutive values of one row,
+     * already paired, so a panel row takes one from each of 32 rows: a transpose, done word by word.
+     */
+    static void packBBf16(boolean transB, short[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
+                          int[] bp) {
+        int kp = (kc + 1) / 2, panelWords = kp * NR;
+        for (int jp = 0, base = 0; jp < nc; jp += NR, base += panelWords) {
+            int cols = Math.min(NR, nc - jp);
+            if (!transB) {
+                int col = bOff + p0 * ldb + j0 + jp;
+                for (int p = 0; p < kp; p++, col += 2 * ldb) {
+                    int hi = 2 * p + 1 < kc ? col + ldb : -1, dst = base + p * NR;
+                    pairRows(b, col, hi, Math.min(16, cols), 16, bp, dst);
+                    pairRows(b, col + 16, hi < 0 ? -1 : hi + 16, Math.max(0, cols - 16), 16, bp, dst + 16);
+                }
+                continue;
+            }
+            // column by column of the panel, each one row of B read in order (faster here than writing the panel's
+            // rows in order and reading 32 rows side by side, or than tiles of 16 words x 32 rows)
+            int whole = kc / 2;
+            for (int j = 0; j < cols; j++) {
+                long row = (long) (bOff + (j0 + jp + j) * ldb + p0) * Short.BYTES;
+                for (int p = 0; p < whole; p++) bp[base + p * NR + j] = bSeg.get(ValueLayout.JAVA_INT_UNALIGNED, row + 4L * p);
+                if (whole < kp) bp[base + whole * NR + j] = bSeg.get(ValueLayout.JAVA_SHORT_UNALIGNED, row + 4L * whole) & 0xFFFF;
+            }
+            if (cols < NR) for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
+        }
+    }
+
+    private static final VectorSpecies<Short> S = ShortVector.SPECIES_256;
+
+    /**
+     * {@code dst[d + j] = x[lo + j] | x[hi + j] << 16} for j &lt; {@code count} (no high half when {@code hi} is -1), and
+     * zero for count &lt;= j &lt; {@code width}; width is at most 16 words, one vector.
+     */
+    private static void pairRows(short[] x, int lo, int hi, int count, int width, int[] dst, int d) {
+        VectorMask<Short> in = S.indexInRange(0, count);
+        IntVector w = (IntVector) ShortVector.fromArray(S, x, lo, in).convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+        if (hi >= 0) {
+            w = w.or(((IntVector) ShortVector.fromArray(S, x, hi, in).convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
+                    .lanewise(VectorOperators.LSHL, 16));
+        }
+        if (width == 16) w.intoArray(dst, d);
+        else w.intoArray(dst, d, I.indexInRange(0, width));
     }
 
     /**

@@ -37,23 +37,18 @@ final class Bf16Workspace {
         return ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
     }
 
-    /**
-     * C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. B is
-     * {@code b}, or when {@code bWords} is not null the bf16 words {@link Bf16#pack} made of B (k x n, not transposed,
-     * rows {@code ldb} apart; see {@link Bf16Pack#packBFromWords}).
-     */
-    void gemm(boolean transA, boolean transB, int i0, int i1, int j0, int j1, int k, float alpha,
-              float[] a, int aOff, int lda, float[] b, int[] bWords, int bOff, int ldb, float beta, float[] c, int cOff, int ldc) {
+    /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
+    void gemm(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
+              float beta, float[] c, int cOff, int ldc) {
         int kcStep = kcStep(k), mcStep = mcStep(i1 - i0);
         if (ap.length < mcStep * (kcStep / 2)) ap = new int[mcStep * (kcStep / 2)];
-        MemorySegment apSeg = MemorySegment.ofArray(ap), aSeg = MemorySegment.ofArray(a);
+        MemorySegment apSeg = MemorySegment.ofArray(ap);
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc);
             for (int ic = i0; ic < i1; ic += mcStep) {
                 int mc = Math.min(mcStep, i1 - ic);
-                Bf16Pack.packA(transA, a, aSeg, aOff, lda, ic, pc, mc, kc, ap, apSeg, 0);
-                multiply(Bf16Pack.rowMajorA(transA), ap, apSeg, ic, mc, pc, kc, transB, b, bWords, bOff, ldb, j0, j1, alpha,
-                        pc == 0 ? beta : 1f, c, cOff, ldc);
+                a.pack(ic, pc, mc, kc, ap, apSeg, 0);
+                multiply(a.rowMajor(), ap, apSeg, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f, c, cOff, ldc);
             }
         }
     }
@@ -63,19 +58,17 @@ final class Bf16Workspace {
      * {@code ap} (by this thread, or by all threads together: {@link Bf16Gemm}): packs B block by block into this
      * workspace and runs the kernel over every A panel.
      */
-    void multiply(boolean rowA, int[] ap, MemorySegment apSeg, int ic, int mc, int pc, int kc, boolean transB,
-                  float[] b, int[] bWords, int bOff, int ldb, int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
+    void multiply(boolean rowA, int[] ap, MemorySegment apSeg, int ic, int mc, int pc, int kc, Bf16Operands.B b,
+                  int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
         int kp = (kc + 1) / 2;
         int nBlocks = (j1 - j0 + NC - 1) / NC;
         int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
         MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
-        MemorySegment bSeg = b != null ? MemorySegment.ofArray(b) : null;
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         int aStride = rowA ? kp : 0;
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
-            if (bWords != null) Bf16Pack.packBFromWords(bWords, ldb, pc, jc, kc, nc, bp);
-            else Bf16Pack.packB(transB, b, bSeg, bOff, ldb, pc, jc, kc, nc, bp, bpSeg);
+            b.pack(pc, jc, kc, nc, bp, bpSeg);
             int panels = (nc + NR - 1) / NR, full = nc / NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);

@@ -18,7 +18,7 @@ import java.util.SplittableRandom;
  */
 public final class MatmulBenchmark {
     /** One measurement: {@code gflops = 2 m n k / medianMs}. */
-    public record Result(int m, int n, int k, int threads, String dtype, double gflops, double medianMs) {}
+    public record Result(int m, int n, int k, int threads, String dtype, String inputs, double gflops, double medianMs) {}
 
     /**
      * Minimum wall time of warm-up. Until C2 has compiled them, Vector API kernels run as interpreted or C1 code
@@ -35,11 +35,23 @@ public final class MatmulBenchmark {
 
     private MatmulBenchmark() {}
 
-    /** Verifies, then times the product (m, n, k) in {@code precision} on {@code threads} threads. */
+    /** Verifies, then times the product (m, n, k) in {@code precision} on {@code threads} threads, operands in fp32. */
     public static Result run(int m, int n, int k, int threads, Precision precision) {
+        return run(m, n, k, threads, precision, false);
+    }
+
+    /**
+     * As {@link #run(int, int, int, int, Precision)}; with {@code bf16Inputs} (bf16 only) the operands are held in bf16
+     * ({@link Bf16Gemm#gemm(boolean, boolean, int, int, int, float, short[], int, int, short[], int, int, float, float[],
+     * int, int)}), as a {@code torch.bfloat16} tensor holds them, instead of rounded from fp32 as they are packed.
+     */
+    public static Result run(int m, int n, int k, int threads, Precision precision, boolean bf16Inputs) {
         if (m < 1 || n < 1 || k < 1 || threads < 1) {
             throw new IllegalArgumentException("matmul benchmark: sizes and threads must be >= 1, got m=" + m
                     + " n=" + n + " k=" + k + " threads=" + threads);
+        }
+        if (bf16Inputs && precision != Precision.BF16) {
+            throw new IllegalArgumentException("matmul benchmark: bf16 inputs need bf16 compute, got " + precision.label());
         }
         int previous = Parallel.threads();
         Parallel.setThreads(threads);
@@ -49,25 +61,34 @@ public final class MatmulBenchmark {
             float[] b = randomMatrix(rnd, k * n);
             float[] c = new float[m * n];
             Arrays.fill(c, Float.NaN);  // beta = 0 must overwrite whatever C holds
-            precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+            Runnable product;
+            if (bf16Inputs) {
+                short[] a16 = Bf16.toBf16(a, 0, a.length), b16 = Bf16.toBf16(b, 0, b.length);
+                a = Bf16.widen(a16, 0, a16.length); // the values multiplied, for the check
+                b = Bf16.widen(b16, 0, b16.length);
+                product = () -> Bf16Gemm.gemm(false, false, m, n, k, 1f, a16, 0, k, b16, 0, n, 0f, c, 0, n);
+            } else {
+                float[] fa = a, fb = b;
+                product = () -> precision.gemm(false, false, m, n, k, 1f, fa, 0, k, fb, 0, n, 0f, c, 0, n);
+            }
+            product.run();
             verify(m, n, k, a, b, c, rnd, precision);
 
             long warmEnd = System.nanoTime() + WARMUP_NANOS;
-            for (int w = 0; w < 5 || System.nanoTime() < warmEnd; w++) {
-                precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
-            }
+            for (int w = 0; w < 5 || System.nanoTime() < warmEnd; w++) product.run();
 
             long[] times = new long[MAX_REPEATS];
             int reps = 0;
             long measureEnd = System.nanoTime() + MEASURE_NANOS;
             while (reps < MIN_REPEATS || (reps < MAX_REPEATS && System.nanoTime() < measureEnd)) {
                 long t0 = System.nanoTime();
-                precision.gemm(false, false, m, n, k, 1f, a, 0, k, b, 0, n, 0f, c, 0, n);
+                product.run();
                 times[reps++] = System.nanoTime() - t0;
             }
             Arrays.sort(times, 0, reps);
             double medianNs = reps % 2 == 1 ? times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2.0;
-            return new Result(m, n, k, threads, precision.label(), 2.0 * m * n * k / medianNs, medianNs / 1e6);
+            return new Result(m, n, k, threads, precision.label(), bf16Inputs ? "bf16" : "fp32", 2.0 * m * n * k / medianNs,
+                    medianNs / 1e6);
         } finally {
             Parallel.setThreads(previous);
         }
@@ -117,11 +138,11 @@ public final class MatmulBenchmark {
 
     /** Formats results as an aligned text table. */
     public static String table(List<Result> results) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%6s %6s %6s %7s %5s %10s %10s%n",
-                "m", "n", "k", "threads", "dtype", "GFLOP/s", "median_ms"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%6s %6s %6s %7s %5s %10s %10s %6s%n",
+                "m", "n", "k", "threads", "dtype", "GFLOP/s", "median_ms", "inputs"));
         for (Result r : results) {
-            sb.append(String.format(Locale.ROOT, "%6d %6d %6d %7d %5s %10.1f %10.3f%n",
-                    r.m(), r.n(), r.k(), r.threads(), r.dtype(), r.gflops(), r.medianMs()));
+            sb.append(String.format(Locale.ROOT, "%6d %6d %6d %7d %5s %10.1f %10.3f %6s%n",
+                    r.m(), r.n(), r.k(), r.threads(), r.dtype(), r.gflops(), r.medianMs(), r.inputs()));
         }
         return sb.toString();
     }
@@ -135,6 +156,7 @@ public final class MatmulBenchmark {
         int[] threads = {Parallel.threads()};
         boolean sweep = false;
         Precision precision = Precision.FP32;
+        boolean bf16Inputs = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--m" -> m = Integer.parseInt(args[++i]);
@@ -144,14 +166,15 @@ public final class MatmulBenchmark {
                 case "--threads" -> threads = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--sweep" -> sweep = true;
                 case "--dtype" -> precision = Precision.parse(args[++i]);
+                case "--inputs" -> bf16Inputs = Precision.parse(args[++i]) == Precision.BF16;
                 default -> throw new IllegalArgumentException("unknown argument '" + args[i]
-                        + "'; usage: MatmulBenchmark [--m M] [--n N] [--k K] [--size S] [--threads T[,T..]] [--sweep] [--dtype fp32|bf16]");
+                        + "'; usage: MatmulBenchmark [--m M] [--n N] [--k K] [--size S] [--threads T[,T..]] [--sweep] [--dtype fp32|bf16] [--inputs fp32|bf16]");
             }
         }
         List<Result> results = new ArrayList<>();
         for (int t : threads) {
             if (sweep) results.addAll(sweep(t, precision));
-            else results.add(run(m, n, k, t, precision));
+            else results.add(run(m, n, k, t, precision, bf16Inputs));
         }
         System.out.print(table(results));
     }

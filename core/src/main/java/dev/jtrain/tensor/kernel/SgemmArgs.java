@@ -34,6 +34,16 @@ final class SgemmArgs {
     /** Checks that a rows x cols row-major matrix at off (plus lastShift for the last batch entry) fits. */
     static void matrix(String name, int rows, int cols, float[] x, int off, int ld, long lastShift) {
         if (x == null) throw new IllegalArgumentException("sgemm: array " + name + " is null");
+        matrix(name, rows, cols, x.length, off, ld, lastShift);
+    }
+
+    /** {@link #matrix} for a matrix of bf16 values held in a {@code short[]}. */
+    static void matrix(String name, int rows, int cols, short[] x, int off, int ld) {
+        if (x == null) throw new IllegalArgumentException("sgemm: array " + name + " is null");
+        matrix(name, rows, cols, x.length, off, ld, 0);
+    }
+
+    private static void matrix(String name, int rows, int cols, int length, int off, int ld, long lastShift) {
         if (ld < Math.max(1, cols)) {
             throw new IllegalArgumentException("sgemm: ld" + name.toLowerCase() + "=" + ld + " < columns=" + cols
                     + " of stored " + name + " (" + rows + " x " + cols + ")");
@@ -41,10 +51,10 @@ final class SgemmArgs {
         if (off < 0) throw new IllegalArgumentException("sgemm: offset of " + name + " is negative: " + off);
         if (rows == 0 || cols == 0) return;
         long end = off + lastShift + (long) (rows - 1) * ld + cols;
-        if (end > x.length) {
+        if (end > length) {
             throw new IllegalArgumentException("sgemm: " + name + " (" + rows + " x " + cols + ", ld=" + ld
                     + ", offset=" + off + (lastShift != 0 ? ", last batch shift=" + lastShift : "")
-                    + ") needs " + end + " floats but the array holds " + x.length);
+                    + ") needs " + end + " values but the array holds " + length);
         }
     }
 

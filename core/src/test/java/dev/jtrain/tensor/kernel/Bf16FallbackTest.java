@@ -33,6 +33,8 @@ class Bf16FallbackTest {
         System.out.println("EQUALS_SGEMM " + java.util.Arrays.equals(c1, c2));
         Sgemm.sgemm(false, true, m, n, k, 1f, rounded(a), 0, k, rounded(b), 0, k, 0f, c2, 0, n);
         System.out.println("EQUALS_ROUNDED_SGEMM " + java.util.Arrays.equals(c1, c2));
+        Bf16Gemm.gemm(false, true, m, n, k, 1f, Bf16.toBf16(a, 0, a.length), 0, k, Bf16.toBf16(b, 0, b.length), 0, k, 0f, c2, 0, n);
+        System.out.println("BF16_OPERANDS_EQUAL " + java.util.Arrays.equals(c1, c2));
 
         // A transposed (k x m, lda > m), k over two blocks, n over two blocks; C accumulates onto beta * C
         m = 9; n = 2100; k = 1100;
@@ -77,7 +79,8 @@ class Bf16FallbackTest {
         assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
         assertThat(out).contains("BACKEND bf16 matmuls: fp32 compute on bf16-rounded operands (jtrain.bf16.kernel=fp32)",
-                "NATIVE false", "EQUALS_SGEMM false", "EQUALS_ROUNDED_SGEMM true", "BLOCKED_WITHIN_FP32_BOUND true");
+                "NATIVE false", "EQUALS_SGEMM false", "EQUALS_ROUNDED_SGEMM true", "BF16_OPERANDS_EQUAL true",
+                "BLOCKED_WITHIN_FP32_BOUND true");
     }
 
     @Test

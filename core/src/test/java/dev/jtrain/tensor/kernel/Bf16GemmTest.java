@@ -101,6 +101,45 @@ class Bf16GemmTest {
         }
     }
 
+    /**
+     * Operands held in bf16 ({@code short[]}) give bitwise the product of the same values widened to fp32, which the
+     * test above checks against the references: every layout, odd k, ragged tiles, k over two blocks, odd offsets and
+     * leading dimensions (so a row's pairs do not start on a 4-byte boundary), and 1 and 2 threads (the second splits C
+     * by columns with A packed by both threads together, or by rows).
+     */
+    @Test
+    void bf16OperandsGiveTheBitsOfTheirValuesWidenedToFp32() {
+        int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {97, 65, 1101}, {13, 1, 999}, {120, 200, 300}, {30, 600, 130}, {1, 40, 64}};
+        long seed = SEED + 7;
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            for (int[] s : shapes) {
+                for (int t = 0; t < 4; t++) {
+                    boolean tA = (t & 1) != 0, tB = (t & 2) != 0;
+                    int m = s[0], n = s[1], k = s[2];
+                    SplittableRandom rnd = new SplittableRandom(seed++);
+                    int lda = (tA ? m : k) + 3, ldb = (tB ? k : n) + 1, aOff = 1, bOff = 3, ldc = n + 2;
+                    short[] a = Bf16.toBf16(random(rnd, aOff + (tA ? k : m) * lda), 0, aOff + (tA ? k : m) * lda);
+                    short[] b = Bf16.toBf16(random(rnd, bOff + (tB ? n : k) * ldb), 0, bOff + (tB ? n : k) * ldb);
+                    float[] c0 = random(rnd, m * ldc);
+                    // NaN through the packing buffers first: a word's unused half (an odd k's pair) that kept it would
+                    // spread NaN into C, although the value it pairs with is zero
+                    short[] nans = new short[(m + 1) * (k + 2) + (n + 1) * (k + 2)];
+                    Arrays.fill(nans, (short) 0x7FC0);
+                    Bf16Gemm.gemm(tA, tB, m, n, k + 1, 1f, nans, 0, tA ? m : k + 1, nans, 0, tB ? k + 1 : n, 0f, new float[m * n], 0, n);
+                    for (float[] ab : new float[][]{{1f, 0f}, {-0.75f, 0.5f}, {1f, 1f}}) {
+                        float[] got = c0.clone(), want = c0.clone();
+                        Bf16Gemm.gemm(tA, tB, m, n, k, ab[0], a, aOff, lda, b, bOff, ldb, ab[1], got, 0, ldc);
+                        Bf16Gemm.gemm(tA, tB, m, n, k, ab[0], Bf16.widen(a, 0, a.length), aOff, lda, Bf16.widen(b, 0, b.length),
+                                bOff, ldb, ab[1], want, 0, ldc);
+                        assertThat(got).as("tA=%s tB=%s %dx%dx%d alpha=%s beta=%s threads=%d", tA, tB, m, n, k, ab[0], ab[1], threads)
+                                .isEqualTo(want);
+                    }
+                }
+            }
+        }
+    }
+
     /** A NaN whose payload is only in the bits rounding drops must stay NaN (truncating rounding makes it infinite). */
     @Test
     void aNaNOperandGivesNaNNotInfinity() {
@@ -153,5 +192,8 @@ class Bf16GemmTest {
         float[] x = new float[10];
         assertThatThrownBy(() -> Bf16Gemm.gemm(false, false, 4, 4, 4, 1f, x, 0, 4, x, 0, 4, 0f, x, 0, 4))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("A (4 x 4");
+        short[] h = new short[16];
+        assertThatThrownBy(() -> Bf16Gemm.gemm(false, true, 4, 4, 4, 1f, h, 0, 4, h, 1, 4, 0f, new float[16], 0, 4))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("B (4 x 4, ld=4, offset=1) needs 17 values");
     }
 }

@@ -1,0 +1,65 @@
+package dev.jtrain.tensor.kernel;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Where the operands of a bf16 product come from, and how a block of each is packed into the pair layouts of
+ * {@link Bf16Pack}: fp32 arrays (rounded as they are packed), B as the words {@link Bf16#pack} made of it, or bf16
+ * values stored as they are in a {@code short[]} (a {@code torch.bfloat16} tensor's or a safetensors BF16 entry's
+ * layout). The loop nest of {@link Bf16Workspace} only sees these two seams, so every source gets the same blocking,
+ * threading and therefore the same bits for the same values.
+ *
+ * <p>Threading: an operand is immutable and shared by the threads of one product; each packs into its own buffers.
+ */
+final class Bf16Operands {
+    private Bf16Operands() {}
+
+    /**
+     * op(A), m x k: {@code rowMajor} says whether {@code packer} lays panels out row-major (word (r, p) at r * kp + p),
+     * else p-major.
+     */
+    record A(boolean rowMajor, APacker packer) {
+        void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
+            packer.pack(i0, p0, mc, kc, ap, apSeg, apOff);
+        }
+    }
+
+    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} from {@code apOff}: ceil(mc / MR) panels of kp * MR words. */
+    @FunctionalInterface
+    interface APacker {
+        void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff);
+    }
+
+    /** op(B), k x n. */
+    interface B {
+        /** Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp}: ceil(nc / NR) panels of kp * NR words. */
+        void pack(int p0, int j0, int kc, int nc, int[] bp, MemorySegment bpSeg);
+    }
+
+    static A fp32A(boolean transA, float[] a, int aOff, int lda) {
+        MemorySegment seg = MemorySegment.ofArray(a);
+        return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
+                Bf16Pack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
+    }
+
+    static B fp32B(boolean transB, float[] b, int bOff, int ldb) {
+        MemorySegment seg = MemorySegment.ofArray(b);
+        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packB(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg);
+    }
+
+    /** B (k x n, not transposed) as the words {@link Bf16#pack} made of it, rows {@code ldb} floats apart. */
+    static B packedWords(int[] words, int ldb) {
+        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp);
+    }
+
+    static A bf16A(boolean transA, short[] a, int aOff, int lda) {
+        MemorySegment seg = MemorySegment.ofArray(a);
+        return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
+                Bf16Pack.packABf16(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
+    }
+
+    static B bf16B(boolean transB, short[] b, int bOff, int ldb) {
+        MemorySegment seg = MemorySegment.ofArray(b);
+        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packBBf16(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp);
+    }
+}
