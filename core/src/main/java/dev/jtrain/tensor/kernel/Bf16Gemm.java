@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
  * {@code vdpbf16ps}, and C kept in fp32. This is what {@code torch.autocast("cpu", torch.bfloat16)} asks of
  * oneDNN for a matmul, minus the bf16 output: the result is left in fp32 and a caller rounds it where it stores
  * bf16. Error: each product carries at most ~2 * 2^-8 relative error from its rounded factors, the sum the usual
- * fp32 k * 2^-24, so |C - exact| &lt;= (2^-7 + k * 2^-24) * sum |a||b| (checked by Bf16GemmTest).
+ * fp32 k * 2^-24, so |C - exact| &lt;= (2^-7 + k * 2^-24) * sum |a||b| (checked by Bf16GemmTest). Operands may
+ * also come as bf16 values ({@code short[]}) or as B's {@link Bf16#pack} words; whatever the source, the same values
+ * give the same bits ({@link Bf16Operands}).
  *
  * <p>Paths, decided by the machine and the shape alone:
  * <ul>
