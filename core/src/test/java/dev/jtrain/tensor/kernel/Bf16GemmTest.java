@@ -105,22 +105,28 @@ class Bf16GemmTest {
      * Operands held in bf16 ({@code short[]}) give bitwise the product of the same values widened to fp32, which the
      * test above checks against the references: every layout, odd k, ragged tiles, k over two blocks, odd offsets and
      * leading dimensions (so a row's pairs do not start on a 4-byte boundary), and 1 and 2 threads (the second splits C
-     * by columns with A packed by both threads together, or by rows).
+     * by columns with A packed by both threads together, or by rows), with NaN in A's padding, which no packer may
+     * read, and both parities of lda.
      */
     @Test
     void bf16OperandsGiveTheBitsOfTheirValuesWidenedToFp32() {
-        int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {97, 65, 1101}, {13, 1, 999}, {120, 200, 300}, {30, 600, 130}, {1, 40, 64}};
+        int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {97, 65, 1101}, {97, 65, 1100}, {13, 1, 999}, {120, 200, 300},
+                {30, 600, 130}, {1, 40, 64}};
         long seed = SEED + 7;
         for (int threads = 1; threads <= 2; threads++) {
             Parallel.setThreads(threads);
             for (int[] s : shapes) {
-                for (int t = 0; t < 4; t++) {
+                for (int t = 0; t < 8; t++) {
                     boolean tA = (t & 1) != 0, tB = (t & 2) != 0;
                     int m = s[0], n = s[1], k = s[2];
                     SplittableRandom rnd = new SplittableRandom(seed++);
-                    int lda = (tA ? m : k) + 3, ldb = (tB ? k : n) + 1, aOff = 1, bOff = 3, ldc = n + 2;
+                    int lda = (tA ? m : k) + (t < 4 ? 3 : 2), ldb = (tB ? k : n) + 1, aOff = 1, bOff = 3, ldc = n + 2;
                     short[] a = Bf16.toBf16(random(rnd, aOff + (tA ? k : m) * lda), 0, aOff + (tA ? k : m) * lda);
                     short[] b = Bf16.toBf16(random(rnd, bOff + (tB ? n : k) * ldb), 0, bOff + (tB ? n : k) * ldb);
+                    // NaN in A's padding (past each stored row's values), which no product may read
+                    for (int r = 0, rows = tA ? k : m, cols = tA ? m : k; r < rows; r++) {
+                        Arrays.fill(a, aOff + r * lda + cols, aOff + (r + 1) * lda, (short) 0x7FC0);
+                    }
                     float[] c0 = random(rnd, m * ldc);
                     // NaN through the packing buffers first: a word's unused half (an odd k's pair) that kept it would
                     // spread NaN into C, although the value it pairs with is zero
@@ -132,7 +138,7 @@ class Bf16GemmTest {
                         Bf16Gemm.gemm(tA, tB, m, n, k, ab[0], a, aOff, lda, b, bOff, ldb, ab[1], got, 0, ldc);
                         Bf16Gemm.gemm(tA, tB, m, n, k, ab[0], Bf16.widen(a, 0, a.length), aOff, lda, Bf16.widen(b, 0, b.length),
                                 bOff, ldb, ab[1], want, 0, ldc);
-                        assertThat(got).as("tA=%s tB=%s %dx%dx%d alpha=%s beta=%s threads=%d", tA, tB, m, n, k, ab[0], ab[1], threads)
+                        assertThat(got).as("tA=%s tB=%s %dx%dx%d lda=%d alpha=%s beta=%s threads=%d", tA, tB, m, n, k, lda, ab[0], ab[1], threads)
                                 .isEqualTo(want);
                     }
                 }
