@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * {@code vdpbf16ps}, and C kept in fp32. This is what {@code torch.autocast("cpu", torch.bfloat16)} asks of
  * oneDNN for a matmul, minus the bf16 output: the result is left in fp32 and a caller rounds it where it stores
  * bf16. Error: each product carries at most ~2 * 2^-8 relative error from its rounded factors, the sum the usual
- * fp32 k * 2^-24, so |C - exact| &lt;= (2^-7 + k * 2^-24) * sum |a||b| (checked by Bf16GemmTest). Operands may
+ * fp32 k * 2^-24, so |C - exact| &lt;= (2^-7 + k * 2^-24) * sum |a||b|; Bf16GemmTest holds it to twice the sum's
+ * share, (2^-7 + k * 2^-23) * sum |a||b|, which a lost pair or a missing rounding still exceeds. Operands may
  * also come as bf16 values ({@code short[]}) or as B's {@link Bf16#pack} words; whatever the source, the same values
  * give the same bits ({@link Bf16Operands}).
  *
@@ -81,7 +82,7 @@ public final class Bf16Gemm {
     public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
                             float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
                             float beta, float[] c, int cOff, int ldc) {
-        SgemmArgs.check(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+        SgemmArgs.check("bf16 gemm", transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
         long volume = (long) m * n * k;
         if (volume == 0 || alpha == 0f) {
             Sgemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
@@ -104,10 +105,10 @@ public final class Bf16Gemm {
     public static void gemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
                             short[] a, int aOff, int lda, short[] b, int bOff, int ldb,
                             float beta, float[] c, int cOff, int ldc) {
-        if (m < 0 || n < 0 || k < 0) throw new IllegalArgumentException("bf16 gemm: negative size m=" + m + " n=" + n + " k=" + k);
-        SgemmArgs.matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda);
-        SgemmArgs.matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb);
-        SgemmArgs.matrix("C", m, n, c, cOff, ldc, 0);
+        SgemmArgs.sizes("bf16 gemm", m, n, k);
+        SgemmArgs.matrix("bf16 gemm", "A", transA ? k : m, transA ? m : k, a, aOff, lda);
+        SgemmArgs.matrix("bf16 gemm", "B", transB ? n : k, transB ? k : n, b, bOff, ldb);
+        SgemmArgs.matrix("bf16 gemm", "C", m, n, c, cOff, ldc, 0);
         if ((long) m * n * k == 0 || alpha == 0f) {
             SgemmArgs.scale(m, n, beta, c, cOff, ldc);
             return;
@@ -130,16 +131,23 @@ public final class Bf16Gemm {
      */
     public static void gemmPackedB(boolean transA, int m, int n, int k, float alpha, float[] a, int aOff, int lda,
                                    int[] bWords, int ldb, float beta, float[] c, int cOff, int ldc) {
-        if (!takesPackedB(ldb)) {
+        if (m < 0 || n < 0 || k < 0) {
+            throw new IllegalArgumentException("bf16 gemm on packed B: negative size m=" + m + " n=" + n + " k=" + k);
+        }
+        if (!takesPackedB(ldb) || ldb < 1) {
             throw new IllegalArgumentException("bf16 gemm on packed B: needs the native kernel, packing blocks of 32 floats"
-                    + " and ldb a multiple of 32; here native=" + NATIVE + ", block=" + Bf16.packBlock() + ", ldb=" + ldb);
+                    + " and ldb a positive multiple of 32; here native=" + NATIVE + ", block=" + Bf16.packBlock() + ", ldb=" + ldb);
         }
-        if (m < 0 || n < 0 || k < 0 || n > ldb || (long) (k - 1) * ldb + n > 2L * bWords.length && k > 0 && n > 0) {
-            throw new IllegalArgumentException("bf16 gemm on packed B: " + k + " x " + n + " (ldb " + ldb + ") does not fit "
-                    + bWords.length + " words");
+        java.util.Objects.requireNonNull(bWords, "bf16 gemm on packed B: B's words");
+        // packing reads B's rows in whole blocks of 32 floats (16 words), so the last row needs n rounded up to 32
+        long wordsRead = k == 0 || n == 0 ? 0 : ((long) (k - 1) * ldb + (n + 31) / 32 * 32) / 2;
+        if (n > ldb || wordsRead > bWords.length) {
+            throw new IllegalArgumentException("bf16 gemm on packed B: " + k + " x " + n + " (ldb " + ldb + ") needs "
+                    + wordsRead + " words (rows in blocks of 32 floats), given " + bWords.length
+                    + "; pack all of B's rows with Bf16.pack");
         }
-        SgemmArgs.matrix("A", transA ? k : m, transA ? m : k, a, aOff, lda, 0);
-        SgemmArgs.matrix("C", m, n, c, cOff, ldc, 0);
+        SgemmArgs.matrix("bf16 gemm on packed B", "A", transA ? k : m, transA ? m : k, a, aOff, lda, 0);
+        SgemmArgs.matrix("bf16 gemm on packed B", "C", m, n, c, cOff, ldc, 0);
         if ((long) m * n * k == 0 || alpha == 0f) {
             Sgemm.sgemm(transA, false, m, n, 0, alpha, a, aOff, lda, new float[0], 0, Math.max(1, n), beta, c, cOff, ldc);
             return;

@@ -13,12 +13,14 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Packs fp32 blocks of op(A) and op(B) into the bf16 pair layouts the {@code vdpbf16ps} micro-kernel reads,
+ * Packs blocks of op(A) and op(B) into the bf16 pair layouts the {@code vdpbf16ps} micro-kernel reads: from fp32,
  * rounding each value to nearest even on the way (conversion and packing are one pass, so bf16 compute costs no
- * extra copy of the operands). A word holds two bf16 of consecutive k: element 2p in the low half, 2p+1 in the
- * high half; an odd last k is paired with zero. The kernel always runs a full MR x NR tile: ragged A rows are
- * zero-padded, and the columns past n of a non-transposed B's last panel hold whatever the buffer held (an output
- * column depends only on its own B column, and those outputs are dropped).
+ * extra copy of the operands), from bf16 values ({@code short[]}), or from {@link Bf16#pack} words. A word holds two
+ * bf16 of consecutive k: element 2p in the low half, 2p+1 in the high half; an odd last k is paired with zero, always
+ * (a NaN or infinity times that zero would not be zero). The kernel always runs a full MR x NR tile; the rows of a
+ * last A panel past m and the columns of a last B panel past n may hold whatever the buffer held, since an output
+ * row depends only on its own A row and an output column on its own B column, and those outputs are never written
+ * back (some packers zero them anyway, where it costs nothing).
  *
  * <pre>
  * packed A block: panel i (rows i*MR ..) = kp x MR words: row-major (word (r, p) at r * kp + p) when A is stored
@@ -197,8 +199,8 @@ final class Bf16Pack {
                 }
                 continue;
             }
-            // column by column of the panel, each one row of B read in order (faster here than writing the panel's
-            // rows in order and reading 32 rows side by side, or than tiles of 16 words x 32 rows)
+            // column by column of the panel, each one row of B read in order (measured faster than writing the
+            // panel's rows in order, or tiles of 16 words x 32 rows: bench/MEASUREMENTS.md, "Operands held in bf16")
             int whole = kc / 2;
             for (int j = 0; j < cols; j++) {
                 long row = (long) (bOff + (j0 + jp + j) * ldb + p0) * Short.BYTES;

@@ -20,7 +20,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Needs the native kernel ({@link #available}). Threading: confined to one thread; buffers grow and are reused.
  */
 public final class Bf16PackedB {
-    private int[] bp = new int[0], ap = new int[0];
+    private int[] bp = new int[0], ap = new int[0], saved = new int[0];
     private final float[] tiles = new float[MR * NR];
     private int k, n, kp;
 
@@ -33,7 +33,7 @@ public final class Bf16PackedB {
     public Bf16PackedB pack(boolean transB, int k, int n, float[] b, int bOff, int ldb) {
         if (!available()) throw new IllegalStateException(Bf16Gemm.backend());
         if (k < 1 || n < 1) throw new IllegalArgumentException("bf16 packed operand: empty, k=" + k + " n=" + n);
-        SgemmArgs.matrix("B", transB ? n : k, transB ? k : n, b, bOff, ldb, 0);
+        SgemmArgs.matrix("bf16 packed operand", "B", transB ? n : k, transB ? k : n, b, bOff, ldb, 0);
         this.k = k;
         this.n = n;
         this.kp = (k + 1) / 2;
@@ -57,8 +57,8 @@ public final class Bf16PackedB {
         int kc = k1 - k0, kpc = (kc + 1) / 2;
         if (m < 0) throw new IllegalArgumentException("bf16 packed product: negative m=" + m);
         if (m == 0) return;
-        SgemmArgs.matrix("A", transA ? kc : m, transA ? m : kc, a, aOff, lda, 0);
-        SgemmArgs.matrix("C", m, n1, c, cOff, ldc, 0);
+        SgemmArgs.matrix("bf16 packed product", "A", transA ? kc : m, transA ? m : kc, a, aOff, lda, 0);
+        SgemmArgs.matrix("bf16 packed product", "C", m, n1, c, cOff, ldc, 0);
         int panelsA = (m + MR - 1) / MR;
         if (ap.length < panelsA * MR * kpc) ap = new int[panelsA * MR * kpc];
         MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp);
@@ -67,6 +67,37 @@ public final class Bf16PackedB {
         int aStride = Bf16Pack.rowMajorA(transA) ? kpc : 0;
         int full = n1 / NR, panelsB = (n1 + NR - 1) / NR;
         long rangeBytes = (long) (k0 / 2) * NR * Integer.BYTES, panelBytes = (long) kp * NR * Integer.BYTES;
+        // An odd range that ends inside the operand ends mid-pair: the last pair row's high halves hold row k1, outside
+        // the range, which A's zero half would meet as 0 * B[k1], NaN where B[k1] is infinite or NaN (causal attention
+        // would then read a future token). For this call they read as zero, as Bf16Gemm's own packing of the range has.
+        int cut = (kc & 1) != 0 && k1 < k ? (k1 - 1) / 2 : -1;
+        if (cut >= 0) maskHighHalves(cut, panelsB, true);
+        try {
+            sweep(m, n1, kpc, aStride, apSeg, bpSeg, cSeg, tileSeg, rangeBytes, panelBytes, c, cOff, ldc, full, panelsB);
+        } finally {
+            if (cut >= 0) maskHighHalves(cut, panelsB, false);
+        }
+    }
+
+    /** Clears ({@code clear}) or restores the high halves of pair row {@code row} in the first {@code panels} panels. */
+    private void maskHighHalves(int row, int panels, boolean clear) {
+        if (saved.length < panels * NR) saved = new int[panels * NR];
+        for (int t = 0; t < panels; t++) {
+            int at = (t * kp + row) * NR;
+            for (int j = 0; j < NR; j++) {
+                if (clear) {
+                    saved[t * NR + j] = bp[at + j];
+                    bp[at + j] &= 0xFFFF;
+                } else {
+                    bp[at + j] = saved[t * NR + j];
+                }
+            }
+        }
+    }
+
+    private void sweep(int m, int n1, int kpc, int aStride, MemorySegment apSeg, MemorySegment bpSeg, MemorySegment cSeg,
+                       MemorySegment tileSeg, long rangeBytes, long panelBytes, float[] c, int cOff, int ldc, int full,
+                       int panelsB) {
         for (int ir = 0; ir < m; ir += MR) {
             int rows = Math.min(MR, m - ir);
             MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);

@@ -48,7 +48,7 @@ final class GemmBatches {
                     float beta, float[] c, int cOff, int ldc, long strideC) {
         if (batch < 0) throw new IllegalArgumentException(who + ": batch must be >= 0, got batch=" + batch);
         if (batch == 0) return;
-        SgemmArgs.checkBatch(transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
+        SgemmArgs.checkBatch(who, transA, transB, batch, m, n, k, a, aOff, lda, strideA, b, bOff, ldb, strideB,
                 c, cOff, ldc, strideC);
         long flops = 2L * m * n * k;
         if (Parallel.threads() > 1 && batch >= 2 && flops < (1L << 23)) {

@@ -62,7 +62,7 @@ public final class Sgemm {
     public static void sgemm(boolean transA, boolean transB, int m, int n, int k, float alpha,
                              float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
                              float beta, float[] c, int cOff, int ldc) {
-        SgemmArgs.check(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+        SgemmArgs.check("sgemm", transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
         if (m == 0 || n == 0) return;
         if (k == 0 || alpha == 0f) {
             SgemmArgs.scale(m, n, beta, c, cOff, ldc);

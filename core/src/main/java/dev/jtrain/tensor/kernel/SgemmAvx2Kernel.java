@@ -66,6 +66,8 @@ final class SgemmAvx2Kernel {
         try {
             KERNEL.invokeExact(ap, bp, out, (long) kc, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Float.BYTES,
                     accumulate ? 1L : 0L);
+        } catch (RuntimeException | Error e) {
+            throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("AVX2 SGEMM micro-kernel failed: " + e, e);
         }

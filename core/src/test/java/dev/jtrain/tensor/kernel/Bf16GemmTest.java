@@ -87,16 +87,19 @@ class Bf16GemmTest {
 
     @Test
     void matchesTheReferencesOnOddShapesInEveryLayout() {
-        // the last two split C by columns on 2 threads with A packed by both together (Bf16Gemm.sharedA), the last
+        // on 2 threads the last two split C by columns with A packed by both together (Bf16Gemm.sharedA), the last
         // over two k blocks
         int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {40, 100, 513}, {97, 65, 1101}, {30, 600, 130}, {13, 1, 999},
                 {120, 200, 300}, {100, 150, 1500}};
         long seed = SEED;
-        for (int[] s : shapes) {
-            for (int t = 0; t < 4; t++) {
-                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, seed++);
-                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], -0.75f, 0.5f, seed++);
-                check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 1f, seed++); // adds into C from the kernel
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            for (int[] s : shapes) {
+                for (int t = 0; t < 4; t++) {
+                    check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, seed++);
+                    check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], -0.75f, 0.5f, seed++);
+                    check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 1f, seed++); // adds into C from the kernel
+                }
             }
         }
     }
@@ -110,6 +113,8 @@ class Bf16GemmTest {
      */
     @Test
     void bf16OperandsGiveTheBitsOfTheirValuesWidenedToFp32() {
+        // without the kernel both sides are the same widening fallback; Bf16FallbackTest checks that path
+        org.junit.jupiter.api.Assumptions.assumeTrue(Bf16Gemm.isNative(), "no AVX512_BF16 here: " + Bf16Gemm.backend());
         int[][] shapes = {{17, 33, 81}, {25, 31, 7}, {97, 65, 1101}, {97, 65, 1100}, {13, 1, 999}, {120, 200, 300},
                 {30, 600, 130}, {1, 40, 64}};
         long seed = SEED + 7;
@@ -197,9 +202,17 @@ class Bf16GemmTest {
     void badArgumentsAreRefusedNamingTheOperand() {
         float[] x = new float[10];
         assertThatThrownBy(() -> Bf16Gemm.gemm(false, false, 4, 4, 4, 1f, x, 0, 4, x, 0, 4, 0f, x, 0, 4))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("A (4 x 4");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("bf16 gemm: A (4 x 4");
         short[] h = new short[16];
         assertThatThrownBy(() -> Bf16Gemm.gemm(false, true, 4, 4, 4, 1f, h, 0, 4, h, 1, 4, 0f, new float[16], 0, 4))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("B (4 x 4, ld=4, offset=1) needs 17 values");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("bf16 gemm: B (4 x 4, ld=4, offset=1) needs 17 values");
+        assertThatThrownBy(() -> Bf16Gemm.gemm(false, false, 4, -1, 4, 1f, h, 0, 4, h, 0, 4, 0f, new float[16], 0, 4))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("bf16 gemm: negative size m=4 n=-1 k=4");
+        assertThatThrownBy(() -> Bf16Gemm.gemm(false, false, 4, 4, 4, 1f, h, 0, 3, h, 0, 4, 0f, new float[16], 0, 4))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("bf16 gemm: lda=3 < columns=4");
+        float[] y = new float[64];
+        assertThatThrownBy(() -> Bf16Gemm.gemmBatched(false, false, 2, 4, 4, 4, 1f, y, 0, 4, 16, y, 0, 4, 16, 0f, y, 0, 4, 64))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("bf16 gemmBatched: C (4 x 4");
     }
 }

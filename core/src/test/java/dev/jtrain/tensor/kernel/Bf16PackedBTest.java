@@ -21,10 +21,19 @@ class Bf16PackedBTest {
     }
 
     private static void check(boolean transA, boolean transB, int m, int k, int n, int k0, int k1, int n1, long seed) {
+        check(transA, transB, m, k, n, k0, k1, n1, seed, Float.NaN);
+    }
+
+    /** {@code past}: unless NaN, the value of every element of op(B)'s row k1, just past the range (if inside B). */
+    private static void check(boolean transA, boolean transB, int m, int k, int n, int k0, int k1, int n1, long seed,
+                              float past) {
         SplittableRandom rnd = new SplittableRandom(seed);
         int kc = k1 - k0;
         int lda = (transA ? m : kc) + 3, ldb = (transB ? k : n) + 5, ldc = n1 + 2;
         float[] a = random(rnd, (transA ? kc : m) * lda + 7), b = random(rnd, (transB ? n : k) * ldb + 9);
+        if (!Float.isNaN(past) && k1 < k) {
+            for (int j = 0; j < n; j++) b[9 + (transB ? j * ldb + k1 : k1 * ldb + j)] = past;
+        }
         float[] want = new float[m * ldc + 1], got = new float[m * ldc + 1];
         Arrays.fill(want, 42f);
         Arrays.fill(got, 42f);
@@ -49,6 +58,11 @@ class Bf16PackedBTest {
                 check(tA, tB, 29, 131, 77, 0, 131, 77, seed++);   // all of it, odd k, ragged tiles both ways
                 check(tA, tB, 13, 131, 45, 64, 131, 33, seed++);  // odd range end, prefix inside a panel
                 check(tA, tB, 1, 2, 1, 0, 1, 1, seed++);
+                // an odd range ending inside B: the row just past it (a future token's key or value) is never read,
+                // even where it is infinite (0 * inf would make C NaN)
+                check(tA, tB, 13, 131, 45, 0, 63, 33, seed++, Float.POSITIVE_INFINITY);
+                check(tA, tB, 29, 64, 77, 2, 35, 77, seed++, Float.NEGATIVE_INFINITY);
+                check(tA, tB, 1, 2, 1, 0, 1, 1, seed++, Float.POSITIVE_INFINITY);
             }
         }
     }

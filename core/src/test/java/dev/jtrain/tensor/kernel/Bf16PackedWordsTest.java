@@ -60,8 +60,17 @@ class Bf16PackedWordsTest {
         assertThat(Bf16Gemm.takesPackedB(48)).isFalse();
         float[] a = new float[64], c = new float[64];
         assertThatThrownBy(() -> Bf16Gemm.gemmPackedB(false, 2, 8, 8, 1f, a, 0, 8, new int[16], 48, 0f, c, 0, 8))
-                .hasMessageContaining("ldb a multiple of 32");
+                .hasMessageContaining("ldb a positive multiple of 32");
+        assertThatThrownBy(() -> Bf16Gemm.gemmPackedB(false, 2, 8, 8, 1f, a, 0, 8, new int[16], 0, 0f, c, 0, 8))
+                .hasMessageContaining("ldb a positive multiple of 32");
+        assertThatThrownBy(() -> Bf16Gemm.gemmPackedB(false, 2, -8, 8, 1f, a, 0, 8, new int[16], 32, 0f, c, 0, 8))
+                .hasMessageContaining("negative size");
         assertThatThrownBy(() -> Bf16Gemm.gemmPackedB(false, 2, 8, 8, 1f, a, 0, 8, new int[16], 32, 0f, c, 0, 8))
-                .hasMessageContaining("does not fit");
+                .hasMessageContaining("needs 128 words");
+        // k = 2 rows of n = 8 floats: packing reads the last row's whole block of 32 floats, so 16 + 16 words are
+        // needed, not the 16 + 4 that n alone would say (those passed and failed deep in packing)
+        assertThatThrownBy(() -> Bf16Gemm.gemmPackedB(false, 2, 8, 2, 1f, a, 0, 2, new int[20], 32, 0f, c, 0, 8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs 32 words");
+        Bf16Gemm.gemmPackedB(false, 2, 8, 2, 1f, a, 0, 2, new int[32], 32, 0f, c, 0, 8);
     }
 }

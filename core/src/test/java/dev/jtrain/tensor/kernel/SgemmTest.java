@@ -215,12 +215,12 @@ class SgemmTest {
     void rejectsArraysTooSmallForTheirShape() {
         float[] a = new float[10 * 10], b = new float[10 * 10], c = new float[10 * 10];
         assertThatThrownBy(() -> Sgemm.sgemm(false, false, 10, 10, 11, 1f, a, 0, 11, b, 0, 10, 0f, c, 0, 10))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("A (10 x 11");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("sgemm: A (10 x 11");
         assertThatThrownBy(() -> Sgemm.sgemm(false, false, 10, 10, 10, 1f, a, 0, 10, b, 0, 9, 0f, c, 0, 10))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ldb=9");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("sgemm: ldb=9");
         assertThatThrownBy(() -> Sgemm.sgemmBatched(false, false, 2, 10, 10, 10, 1f, a, 0, 10, 100,
                 b, 0, 10, 0, 0f, c, 0, 10, 0)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("last batch shift=100");
+                .hasMessageStartingWith("sgemmBatched: A").hasMessageContaining("last batch shift=100");
     }
 
     /** Runs sgemm on a sub-matrix embedded with padding, and checks both the result and the untouched padding. */
