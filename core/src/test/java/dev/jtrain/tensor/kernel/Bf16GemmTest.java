@@ -95,11 +95,26 @@ class Bf16GemmTest {
         for (int threads = 1; threads <= 2; threads++) {
             Parallel.setThreads(threads);
             for (int[] s : shapes) {
+                if (threads > 1 && (long) s[0] * s[1] * s[2] < 1 << 20) continue; // runs on one thread (Bf16Gemm.run)
                 for (int t = 0; t < 4; t++) {
                     check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 0f, seed++);
                     check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], -0.75f, 0.5f, seed++);
                     check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1f, 1f, seed++); // adds into C from the kernel
+                    check((t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 2f, 0f, seed++); // through the tiles, C unread
                 }
+            }
+        }
+    }
+
+    /** More rows than one packed A block holds ({@link Bf16Gemm#MC}): one thread packs A in two blocks. */
+    @Test
+    void rowsBeyondOneABlockMatchTheReferences() {
+        long seed = SEED + 3;
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            for (int t = 0; t < 4; t++) {
+                check((t & 1) != 0, (t & 2) != 0, Bf16Gemm.MC + 9, 33, 40, 1f, 0f, seed++);
+                check((t & 1) != 0, (t & 2) != 0, Bf16Gemm.MC + 9, 33, 40, -0.75f, 0.5f, seed++);
             }
         }
     }
