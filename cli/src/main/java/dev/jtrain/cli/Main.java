@@ -83,6 +83,14 @@ public final class Main {
             }
             throw ex;
         });
-        return cli.execute(args);
+        try {
+            return cli.execute(args);
+        } catch (ExceptionInInitializerError e) {
+            // -Djtrain.* settings are validated once, when the class that holds them loads (KernelOptions): a value
+            // refused there is bad input, so one line as above, not a trace
+            if (!(e.getCause() instanceof IllegalArgumentException bad)) throw e;
+            System.err.println("jtrain: " + bad.getMessage());
+            return 2;
+        }
     }
 }

@@ -60,7 +60,7 @@ public final class Bf16Gemm {
         String mode = KernelOptions.CURRENT.bf16Kernel();
         if (mode.equals("fp32")) return false;
         if (mode.equals("native") && !Bf16Kernel.available()) {
-            throw new IllegalStateException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
+            throw new IllegalArgumentException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
                     + Bf16Kernel.unavailableReason() + "; use auto (falls back to fp32 compute) instead");
         }
         return Bf16Kernel.available();

@@ -60,7 +60,7 @@ final class SgemmKernel {
         String mode = KernelOptions.CURRENT.sgemmKernel();
         if (mode.equals("vector") || MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
         if (mode.equals("native") && !SgemmAvx2Kernel.available()) {
-            throw new IllegalStateException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
+            throw new IllegalArgumentException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
                     + SgemmAvx2Kernel.unavailableReason() + "; use auto (falls back to the Vector API) instead");
         }
         return SgemmAvx2Kernel.available();
