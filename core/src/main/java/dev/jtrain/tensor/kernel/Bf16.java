@@ -40,6 +40,7 @@ public final class Bf16 {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_PREFERRED;
     /** The bf16 values (bits) of {@code n} floats from {@code src[off]}, rounded to nearest even. */
     public static short[] toBf16(float[] src, int off, int n) {
+        inside("bf16 toBf16", "the source floats", off, n, src.length);
         short[] out = new short[n];
         for (int i = 0; i < n; i++) out[i] = (short) bits(src[off + i]);
         return out;
@@ -47,6 +48,7 @@ public final class Bf16 {
 
     /** {@code n} bf16 values from {@code src[off]} widened to fp32 (exactly). */
     public static float[] widen(short[] src, int off, int n) {
+        inside("bf16 widen", "the source values", off, n, src.length);
         float[] out = new float[n];
         for (int i = 0; i < n; i++) out[i] = toFloat(src[off + i] & 0xFFFF);
         return out;
@@ -81,6 +83,8 @@ public final class Bf16 {
      * piece but the last is a multiple of {@link #packBlock()} floats and starts at word (floats before it) / 2.
      */
     public static void pack(float[] src, int off, int n, int[] dst, int dstOff) {
+        inside("bf16 pack", "the source floats", off, n, src.length);
+        inside("bf16 pack", "the packed words", dstOff, packedWords(n), dst.length);
         int full = n / BLOCK;
         Parallel.forRange(full, GRAIN, (lo, hi) -> {
             for (int blk = lo; blk < hi; blk++) {
@@ -99,6 +103,8 @@ public final class Bf16 {
 
     /** The n floats {@link #pack} stored, widened back to fp32 (exactly) into {@code dst[off]}. */
     public static void unpack(int[] src, int n, float[] dst, int off) {
+        inside("bf16 unpack", "the packed words", 0, n < 0 ? n : packedWords(n), src.length);
+        inside("bf16 unpack", "the destination floats", off, n, dst.length);
         int full = n / BLOCK;
         Parallel.forRange(full, GRAIN, (lo, hi) -> unpack(src, n, lo * BLOCK, (hi - lo) * BLOCK, dst, off + lo * BLOCK));
         unpack(src, n, full * BLOCK, n - full * BLOCK, dst, off + full * BLOCK);
@@ -110,10 +116,12 @@ public final class Bf16 {
      * {@link #packBlock()}.
      */
     public static void unpack(int[] src, int n, int from, int count, float[] dst, int off) {
-        if (from % BLOCK != 0 || from < 0 || count < 0 || from + count > n) {
+        if (from % BLOCK != 0 || from < 0 || count < 0 || (long) from + count > n) {
             throw new IllegalArgumentException("bf16 unpack of [" + from + ", " + (from + count) + ") of " + n
                     + " floats: the start must be a multiple of " + BLOCK + " and the range inside the array");
         }
+        inside("bf16 unpack", "the packed words", 0, packedWords(from + count), src.length);
+        inside("bf16 unpack", "the destination floats", off, count, dst.length);
         int blk = from / BLOCK, end = (from + count) / BLOCK, d = off;
         for (; blk < end; blk++, d += BLOCK) {
             IntVector w = IntVector.fromArray(I, src, blk * L);
@@ -132,5 +140,13 @@ public final class Bf16 {
         IntVector rounded = b.add(0x7FFF).add(b.lanewise(VectorOperators.LSHR, 16).and(1)).lanewise(VectorOperators.LSHR, 16);
         VectorMask<Integer> nan = b.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
         return rounded.blend(b.lanewise(VectorOperators.LSHR, 16).or(0x40), nan);
+    }
+
+    /** Fails unless [off, off + count) lies inside an array of {@code length} elements. */
+    private static void inside(String op, String what, int off, int count, int length) {
+        if (off < 0 || count < 0 || (long) off + count > length) {
+            throw new IllegalArgumentException(op + ": " + what + " [" + off + ", " + ((long) off + count) + ") are not inside "
+                    + "an array of " + length + (count < 0 ? " (negative count " + count + ")" : ""));
+        }
     }
 }

@@ -1,6 +1,7 @@
 package dev.jtrain.tensor.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
@@ -69,5 +70,27 @@ class Bf16Test {
         assertThat(CpuFeatures.parse("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 avx2\n").avx512bf16()).isTrue();
         assertThat(CpuFeatures.parse("flags\t\t: fpu avx512f avx2\n").avx512bf16()).isFalse();
         assertThat(CpuFeatures.parse("nothing here").avx512bf16()).isFalse();
+    }
+
+    /** Ranges outside their arrays are refused with what and where, before any vector load or parallel hand-off. */
+    @Test
+    void rangesOutsideTheirArraysAreRefusedNamingThem() {
+        int block = Bf16.packBlock(), n = 3 * block + 5;
+        float[] x = new float[n];
+        int[] words = new int[Bf16.packedWords(n)];
+        assertThatThrownBy(() -> Bf16.pack(x, 1, n, words, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bf16 pack: the source floats [1, " + (n + 1) + ") are not inside an array of " + n);
+        assertThatThrownBy(() -> Bf16.pack(x, 0, n, words, 1)).hasMessageStartingWith("bf16 pack: the packed words [1, ");
+        assertThatThrownBy(() -> Bf16.unpack(new int[words.length - 1], n, new float[n], 0))
+                .hasMessageStartingWith("bf16 unpack: the packed words");
+        assertThatThrownBy(() -> Bf16.unpack(words, n, new float[n], 1)).hasMessageStartingWith("bf16 unpack: the destination floats");
+        assertThatThrownBy(() -> Bf16.unpack(words, n, 0, block + 1, new float[block], 0))
+                .hasMessageStartingWith("bf16 unpack: the destination floats");
+        assertThatThrownBy(() -> Bf16.unpack(words, n, block, Integer.MAX_VALUE, new float[n], 0))
+                .hasMessageContaining("the range inside the array");
+        assertThatThrownBy(() -> Bf16.toBf16(x, -1, 2)).hasMessageStartingWith("bf16 toBf16: the source floats [-1, 1)");
+        assertThatThrownBy(() -> Bf16.widen(new short[4], 2, 3)).hasMessageStartingWith("bf16 widen: the source values [2, 5)");
+        Bf16.pack(x, 0, n, words, 0); // and the exact fits pass
+        Bf16.unpack(words, n, new float[n], 0);
     }
 }
