@@ -17,10 +17,11 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>the native micro-kernel ({@link Bf16Kernel}) inside the BLIS loop nest of {@link Bf16Workspace}, where the
  *       CPU has AVX512_BF16 (Zen 4, Cooper Lake, Sapphire Rapids and later);
- *   <li>on a CPU without it, or with {@code jtrain.bf16.kernel=fp32}: the operands rounded to bf16 in the same way,
- *       multiplied by {@link Sgemm} in fp32 (bf16 storage, fp32 compute; not faster, {@link #backend()} says so). The
- *       values are a bf16 machine's up to the order of the fp32 sums, so a bf16 run trains the same model on any CPU,
- *       and inputs that autocast keeps in bf16 for backward change no gradient here either.
+ *   <li>on a CPU without it, or with {@code jtrain.bf16.kernel=fp32} ({@link Bf16Fallback}): the operands rounded to
+ *       bf16 in the same way, multiplied by {@link Sgemm} in fp32 (bf16 storage, fp32 compute; not faster,
+ *       {@link #backend()} says so). The values are a bf16 machine's up to the order of the fp32 sums, so a bf16 run
+ *       trains the same model on any CPU, and inputs that autocast keeps in bf16 for backward change no gradient here
+ *       either.
  * </ul>
  * Every shape takes the native path where it runs, tiny ones included, so a product's rounding never depends on
  * its size (packing dominates tiny products, where bf16 is no faster than fp32; bench/MEASUREMENTS.md, "bf16 GEMM").
@@ -89,7 +90,7 @@ public final class Bf16Gemm {
             return;
         }
         if (!NATIVE) {
-            roundedFp32(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
+            Bf16Fallback.gemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
             return;
         }
         run(m, n, k, Bf16Operands.fp32A(transA, a, aOff, lda), Bf16Operands.fp32B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
@@ -116,7 +117,7 @@ public final class Bf16Gemm {
         if (!NATIVE) {
             float[] wa = Bf16.widen(a, aOff, (transA ? k - 1 : m - 1) * lda + (transA ? m : k));
             float[] wb = Bf16.widen(b, bOff, (transB ? n - 1 : k - 1) * ldb + (transB ? k : n));
-            roundedFp32(transA, transB, m, n, k, alpha, wa, 0, lda, wb, 0, ldb, beta, c, cOff, ldc);
+            Bf16Fallback.gemm(transA, transB, m, n, k, alpha, wa, 0, lda, wb, 0, ldb, beta, c, cOff, ldc);
             return;
         }
         run(m, n, k, Bf16Operands.bf16A(transA, a, aOff, lda), Bf16Operands.bf16B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
@@ -223,47 +224,6 @@ public final class Bf16Gemm {
                     }
                 });
             }
-        }
-    }
-
-    /** Depth and width of the operand blocks the fallback rounds at a time (about 4 MiB of B, whatever the shape). */
-    private static final int ROUND_KC = 512, ROUND_NC = 2048;
-    private static final ThreadLocal<float[][]> ROUNDED = ThreadLocal.withInitial(() -> new float[][]{new float[0], new float[0]});
-
-    /**
-     * The fallback: C = alpha * round(op(A)) * round(op(B)) + beta * C, block by block over k (and over n for B), each
-     * block's operands rounded to bf16 into scratch and multiplied by SGEMM, which adds into C from the second k block
-     * on. The rounding is {@link Bf16#round}, the packing's; the result depends on neither the thread count nor the
-     * blocking along n, and for k up to a block it is SGEMM's on the rounded operands, bit for bit.
-     */
-    private static void roundedFp32(boolean transA, boolean transB, int m, int n, int k, float alpha,
-                                    float[] a, int aOff, int lda, float[] b, int bOff, int ldb,
-                                    float beta, float[] c, int cOff, int ldc) {
-        float[][] scratch = ROUNDED.get();
-        for (int pc = 0; pc < k; pc += ROUND_KC) {
-            int kc = Math.min(ROUND_KC, k - pc);
-            if (scratch[0].length < m * kc) scratch[0] = new float[m * kc];
-            float[] ra = scratch[0]; // op(A)'s columns pc..pc+kc, stored as A is (m x kc, or kc x m when transposed)
-            if (transA) roundRows(a, aOff + pc * lda, lda, kc, m, ra);
-            else roundRows(a, aOff + pc, lda, m, kc, ra);
-            float betaPc = pc == 0 ? beta : 1f;
-            for (int jc = 0; jc < n; jc += ROUND_NC) {
-                int nc = Math.min(ROUND_NC, n - jc);
-                if (scratch[1].length < kc * nc) scratch[1] = new float[kc * nc];
-                float[] rb = scratch[1]; // op(B)'s rows pc..pc+kc and columns jc..jc+nc, stored as B is
-                if (transB) roundRows(b, bOff + jc * ldb + pc, ldb, nc, kc, rb);
-                else roundRows(b, bOff + pc * ldb + jc, ldb, kc, nc, rb);
-                Sgemm.sgemm(transA, transB, m, nc, kc, alpha, ra, 0, transA ? m : kc, rb, 0, transB ? kc : nc, betaPc,
-                        c, cOff + jc, ldc);
-            }
-        }
-    }
-
-    /** {@code rows x cols} values from {@code src} (row stride {@code ld}), rounded to bf16, densely into {@code dst}. */
-    private static void roundRows(float[] src, int off, int ld, int rows, int cols, float[] dst) {
-        for (int r = 0; r < rows; r++) {
-            int s = off + r * ld, d = r * cols;
-            for (int j = 0; j < cols; j++) dst[d + j] = Bf16.round(src[s + j]);
         }
     }
 
