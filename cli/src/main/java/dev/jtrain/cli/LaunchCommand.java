@@ -3,6 +3,7 @@ package dev.jtrain.cli;
 import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
 import dev.jtrain.comm.engine.NodeLayout;
+import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
 import picocli.CommandLine.Command;
@@ -61,7 +62,9 @@ final class LaunchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Optional<NodeLayout> node = ClusterEngines.nodeLayout(EngineEnv.current());
+        EngineEnv env = EngineEnv.current();
+        Optional<NodeLayout> node = ClusterEngines.nodeLayout(env);
+        requireOncePerNode(env, node);
         int nproc = nprocPerNode != null ? nprocPerNode : node.map(NodeLayout::nprocPerNode).orElse(0);
         if (nproc < 1) throw new IllegalArgumentException("--nproc-per-node is required (the engine does not give it)");
         int jobNodes = nnodes != null ? nnodes : node.map(NodeLayout::nnodes).orElse(1);
@@ -91,5 +94,22 @@ final class LaunchCommand implements Callable<Integer> {
      */
     static boolean spareByLayout(Optional<NodeLayout> engine, Integer nnodes, Integer nodeRank) {
         return nnodes != null && nodeRank == null && engine.isPresent() && engine.get().nodeRank() >= nnodes;
+    }
+
+    /**
+     * A launcher runs once per node. Started as one of several ranks of an engine's step (srun with several tasks per
+     * node, mpirun), each would run a job of its own, one node each, and train alone: refuse, saying what to run.
+     */
+    static void requireOncePerNode(EngineEnv env, Optional<NodeLayout> node) {
+        if (node.isPresent()) return;
+        Optional<RankLayout> ranks = ClusterEngines.rankLayout(env);
+        if (ranks.isEmpty() || ranks.get().worldSize() == 1 || ranks.get().engine().equals("jtrain")) return;
+        RankLayout r = ranks.get();
+        String instead = r.engine().equals("slurm")
+                ? "start one task per node (srun --ntasks-per-node=1 ... jtrain launch ...), or let srun start the ranks"
+                        + " and drop the launcher (srun ... jtrain train ...)"
+                : "let " + r.engine() + " start the ranks and drop the launcher (mpirun -np " + r.worldSize() + " ... jtrain train ...)";
+        throw new IllegalArgumentException("jtrain launch runs once per node, but " + r.engine() + " started it as rank "
+                + r.rank() + " of " + r.worldSize() + ": each would run a job of its own and train alone. Instead, " + instead);
     }
 }

@@ -163,12 +163,27 @@ final class TrainCommand implements Callable<Integer> {
     /** {@code attempt}: null for this process as started. */
     TrainCommand(WarmRestart.Attempt attempt) { this.attempt = attempt; }
 
+    /**
+     * A step of one task (srun -n1, an salloc shell's step, mpirun -np 1) with an explicit --nproc above 1: the task
+     * is this node's whole job, so the processes are launched here as without an engine, not trained as one.
+     */
+    static boolean loneTaskAskingForMore(Optional<RankLayout> ranks, Integer nproc) {
+        return ranks.isPresent() && ranks.get().worldSize() == 1 && !ranks.get().engine().equals("jtrain")
+                && nproc != null && nproc > 1;
+    }
+
     @Override
     public Integer call() throws Exception {
         WarmRestart.Attempt run = attempt != null ? attempt : WarmRestart.Attempt.cold(EngineEnv.current());
         EngineEnv env = run.env();
         Optional<ClusterEngine> engine = ClusterEngines.detect(env);
         Optional<RankLayout> ranks = engine.flatMap(e -> e.ranks(env));
+        if (loneTaskAskingForMore(ranks, nproc)) {
+            System.out.printf("%s started one task; --nproc %d: its processes run on this node under jtrain's launcher%n",
+                    ranks.get().engine(), nproc);
+            ranks = Optional.empty();
+            engine = Optional.empty();
+        }
         boolean worker = ranks.map(r -> r.worldSize() > 1).orElse(false);
         if (worker && nproc != null && nproc > 1 && !ranks.get().engine().equals("jtrain")) {
             throw new IllegalArgumentException("--nproc " + nproc + ": under " + ranks.get().engine() + " every process it"

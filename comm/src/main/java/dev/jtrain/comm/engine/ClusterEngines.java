@@ -1,5 +1,7 @@
 package dev.jtrain.comm.engine;
 
+import dev.jtrain.comm.launch.RendezvousEnv;
+
 import java.util.List;
 import java.util.Optional;
 
@@ -15,9 +17,14 @@ public final class ClusterEngines {
 
     private ClusterEngines() {}
 
-    /** The engine that started this process, if any. */
+    /**
+     * The engine that started this process, if any. With none, a WORLD_SIZE set on its own still means jtrain's
+     * variables were meant, so that the missing RANK is reported rather than a lone process trained.
+     */
     public static Optional<ClusterEngine> detect(EngineEnv env) {
-        return ALL.stream().filter(e -> e.applies(env)).findFirst();
+        Optional<ClusterEngine> found = ALL.stream().filter(e -> e.applies(env)).findFirst();
+        if (found.isEmpty() && env.has(RendezvousEnv.WORLD_SIZE)) return Optional.of(ALL.getFirst());
+        return found;
     }
 
     /** This process's rank layout when an engine started it as a rank; empty when none did or it started a node. */

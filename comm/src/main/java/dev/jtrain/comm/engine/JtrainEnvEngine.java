@@ -19,7 +19,16 @@ public final class JtrainEnvEngine implements ClusterEngine {
 
     @Override public String name() { return NAME; }
 
-    @Override public boolean applies(EngineEnv env) { return env.has(RANK) || env.has(WORLD_SIZE); }
+    /**
+     * {@code RANK} is set. Not in a Kubeflow PyTorchJob pod ({@code PET_NNODES}), whose operator sets RANK to the pod's
+     * index and WORLD_SIZE to nodes x processes for torchrun to refine: those describe a node, and the Kubernetes
+     * engine reads them; a child of jtrain's launcher in such a pod has LOCAL_RANK besides. A WORLD_SIZE without
+     * RANK (left over in a batch script) does not hide the engine that started the process ({@link ClusterEngines}).
+     */
+    @Override public boolean applies(EngineEnv env) {
+        boolean kubeflowPod = env.has("PET_NNODES") && !env.has(LOCAL_RANK);
+        return env.has(RANK) && !kubeflowPod;
+    }
 
     @Override
     public Optional<RankLayout> ranks(EngineEnv env) {

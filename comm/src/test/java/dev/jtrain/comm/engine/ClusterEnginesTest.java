@@ -191,6 +191,37 @@ class ClusterEnginesTest {
         assertThatThrownBy(() -> ClusterEngines.nodeLayout(EngineEnv.of(noMaster, "pod"))).hasMessageContaining("MASTER_ADDR");
     }
 
+    /**
+     * A Kubeflow PyTorchJob pod (training operator v1) has RANK = the pod's index and WORLD_SIZE = nodes x processes
+     * beside the PET_* variables: a node, not a rank. Its launcher's children (LOCAL_RANK set) are jtrain ranks.
+     */
+    @Test
+    void aKubeflowPodsOwnRankAndWorldSizeDescribeANodeNotARank() {
+        Map<String, String> pod = new HashMap<>(Map.of("RANK", "1", "WORLD_SIZE", "8", "MASTER_ADDR", "job-master-0",
+                "MASTER_PORT", "23456", "PET_NNODES", "2", "PET_NODE_RANK", "1", "PET_NPROC_PER_NODE", "4",
+                "PET_MASTER_ADDR", "job-master-0", "PET_MASTER_PORT", "23456", "JTRAIN_JOB_TOKEN", TOKEN));
+        assertThat(ClusterEngines.detect(EngineEnv.of(pod, "pod")).orElseThrow().name()).isEqualTo("kubernetes");
+        assertThat(ClusterEngines.rankLayout(EngineEnv.of(pod, "pod"))).isEmpty();
+        assertThat(ClusterEngines.nodeLayout(EngineEnv.of(pod, "pod")))
+                .contains(new NodeLayout("kubernetes", 1, 2, 4, "job-master-0", 23456, TOKEN));
+
+        Map<String, String> child = new HashMap<>(pod);
+        child.putAll(Map.of("RANK", "5", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "4", "MASTER_PORT", "29600"));
+        RankLayout r = ranks(child, "pod");
+        assertThat(r.engine()).isEqualTo("jtrain");
+        assertThat(r).extracting(RankLayout::rank, RankLayout::worldSize, RankLayout::localRank).containsExactly(5, 8, 1);
+    }
+
+    /** A WORLD_SIZE left in a batch script's environment does not hide Slurm; on its own it asks for RANK. */
+    @Test
+    void aWorldSizeWithoutRankLeavesTheEngineThatStartedTheProcess() {
+        var task = slurmTask(1, 0, 1, "2(x2)", 4);
+        task.put("WORLD_SIZE", "4");
+        assertThat(ranks(task, "jt-node1").engine()).isEqualTo("slurm");
+        assertThatThrownBy(() -> ClusterEngines.rankLayout(EngineEnv.of(Map.of("WORLD_SIZE", "4"), "h")))
+                .isInstanceOf(RendezvousConfigException.class).hasMessageContaining("RANK is not set");
+    }
+
     @Test
     void noEngineMeansNoLayout() {
         assertThat(ClusterEngines.detect(EngineEnv.of(Map.of("PATH", "/bin"), "h"))).isEmpty();
