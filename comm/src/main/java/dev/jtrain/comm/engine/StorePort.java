@@ -7,14 +7,16 @@ import dev.jtrain.comm.launch.RendezvousEnv;
  * The store's port when the engine does not give one. {@code MASTER_PORT} always wins. Otherwise the port is a
  * function of the engine's job and step ids, so that every rank computes the same one without talking, and two
  * jobs or two steps of one job that share their first node do not collide:
- * {@code port = 15000 + (jobId mod 1500) * 30 + (stepId mod 30)}. Consecutive job ids map to distinct ports, so
- * two jobs collide only when their ids differ by a multiple of 1500 and both are still running on the same first
- * node; a collision is then a clear bind error naming the port, and {@code MASTER_PORT} sets one by hand.
+ * {@code port = 10000 + (jobId mod 1400) * 16 + (stepId mod 16)}, 10000-32399. Consecutive job ids map to distinct
+ * ports, so two jobs collide only when their ids differ by a multiple of 1400 and both are still running on the same
+ * first node, and two steps of one job only when 16 or more run at once; a collision is then a clear bind error
+ * naming the port, and {@code MASTER_PORT} sets one by hand. The range ends below Linux's ephemeral ports
+ * (32768-60999 by default), which outgoing connections on the store's host take at random and would hold at bind.
  */
 final class StorePort {
-    static final int BASE = 15000;
-    static final int JOB_SLOTS = 1500;
-    static final int STEP_SLOTS = 30;
+    static final int BASE = 10000;
+    static final int JOB_SLOTS = 1400;
+    static final int STEP_SLOTS = 16;
 
     private StorePort() {}
 

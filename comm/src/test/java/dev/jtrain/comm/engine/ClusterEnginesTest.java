@@ -43,7 +43,7 @@ class ClusterEnginesTest {
         RankLayout r0 = ranks(slurmTask(0, 0, 0, "2(x2)", 4), "jt-node1");
         RankLayout r3 = ranks(slurmTask(3, 1, 1, "2(x2)", 4), "jt-node2");
         assertThat(r0.engine()).isEqualTo("slurm");
-        assertThat(r0.store()).isEqualTo(new StoreAddress("jt-node1", 15000 + 4242 % 1500 * 30 + 3, true));
+        assertThat(r0.store()).isEqualTo(new StoreAddress("jt-node1", 10000 + 4242 % 1400 * 16 + 3, true));
         assertThat(r3.store().hostedHere()).isFalse();
         assertThat(r3.store().host()).isEqualTo("jt-node1");
         assertThat(r3).extracting(RankLayout::rank, RankLayout::worldSize, RankLayout::localRank, RankLayout::localWorldSize,
@@ -71,7 +71,14 @@ class ClusterEnginesTest {
         int pa = ranks(a, "h").store().port(), pb = ranks(b, "h").store().port(), pc = ranks(c, "h").store().port();
         assertThat(pa).isNotEqualTo(pb).isNotEqualTo(pc);
         assertThat(pb).isNotEqualTo(pc);
-        for (int port : new int[] {pa, pb, pc}) assertThat(port).isBetween(15000, 60000);
+        // below the kernel's ephemeral ports (32768-60999), which outgoing connections take
+        for (int port : new int[] {pa, pb, pc}) assertThat(port).isBetween(10000, 32767);
+        for (long job : new long[] {0, 1399, 4242, Long.MAX_VALUE}) {
+            for (long step : new long[] {0, 15, 4294967294L}) {
+                assertThat(StorePort.of(EngineEnv.of(Map.of(), "h"), "slurm", job, step)).isBetween(10000, 32767);
+            }
+        }
+        assertThat(StorePort.ofKey(EngineEnv.of(Map.of(), "h"), "mpi", "1234567@1")).isBetween(10000, 32767);
         var d = new HashMap<>(a);
         d.put("MASTER_PORT", "23456");
         d.put("MASTER_ADDR", "10.0.0.9");
@@ -99,7 +106,7 @@ class ClusterEnginesTest {
         NodeLayout n = ClusterEngines.nodeLayout(EngineEnv.of(env, "jt-node2")).orElseThrow();
         assertThat(n).extracting(NodeLayout::engine, NodeLayout::nodeRank, NodeLayout::nnodes, NodeLayout::masterAddr)
                 .containsExactly("slurm", 1, 2, "jt-node1");
-        assertThat(n.masterPort()).isEqualTo(15000 + 4242 % 1500 * 30 + 3);
+        assertThat(n.masterPort()).isEqualTo(10000 + 4242 % 1400 * 16 + 3);
         assertThat(ClusterEngines.nodeLayout(EngineEnv.of(slurmTask(1, 0, 1, "2(x2)", 4), "jt-node1"))).isEmpty();
     }
 
