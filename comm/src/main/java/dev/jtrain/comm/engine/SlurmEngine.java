@@ -32,19 +32,23 @@ public final class SlurmEngine implements ClusterEngine {
     private static Step step(EngineEnv env) {
         int world = env.intVar(NAME, "SLURM_STEP_NUM_TASKS", 1, Integer.MAX_VALUE);
         int rank = env.intVar(NAME, "SLURM_PROCID", 0, world - 1);
-        String nodelist = env.get("SLURM_STEP_NODELIST", env.get("SLURM_JOB_NODELIST", env.get("SLURM_NODELIST")));
-        if (nodelist == null) throw new RendezvousConfigException(NAME + ": SLURM_STEP_NODELIST is not set");
+        // the step's own variables first; inside a step SLURM_NODELIST is the step's too, SLURM_JOB_NODELIST the job's
+        String listVar = firstSet(env, "SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_JOB_NODELIST");
+        if (listVar == null) throw new RendezvousConfigException(NAME + ": SLURM_STEP_NODELIST is not set");
+        String nodelist = env.get(listVar);
         List<String> nodes = SlurmHostlist.expand(nodelist);
         int nodeId = env.intVar(NAME, "SLURM_NODEID", 0, nodes.size() - 1);
-        String tpn = env.get("SLURM_STEP_TASKS_PER_NODE", env.get("SLURM_TASKS_PER_NODE"));
+        String tpnVar = firstSet(env, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE");
+        String tpn = tpnVar == null ? null : env.get(tpnVar);
         List<Integer> tasks = tpn == null ? null : SlurmHostlist.expandTaskCounts(tpn);
         if (tasks != null && tasks.size() != nodes.size()) {
-            throw new RendezvousConfigException(NAME + ": SLURM_STEP_TASKS_PER_NODE='" + tpn + "' lists " + tasks.size()
-                    + " nodes but SLURM_STEP_NODELIST='" + nodelist + "' has " + nodes.size());
+            throw new RendezvousConfigException(NAME + ": " + tpnVar + "='" + tpn + "' lists " + tasks.size()
+                    + " nodes but " + listVar + "='" + nodelist + "' has " + nodes.size());
         }
-        if (tasks != null && tasks.stream().mapToInt(Integer::intValue).sum() != world) {
-            throw new RendezvousConfigException(NAME + ": SLURM_STEP_TASKS_PER_NODE='" + tpn + "' adds up to "
-                    + tasks.stream().mapToInt(Integer::intValue).sum() + " tasks but SLURM_STEP_NUM_TASKS=" + world);
+        long sum = tasks == null ? world : tasks.stream().mapToLong(Integer::longValue).sum();
+        if (sum != world) {
+            throw new RendezvousConfigException(NAME + ": " + tpnVar + "='" + tpn + "' adds up to " + sum
+                    + " tasks but SLURM_STEP_NUM_TASKS=" + world);
         }
         int localMax = tasks == null ? world : tasks.get(nodeId);
         int localRank = env.intVar(NAME, "SLURM_LOCALID", 0, Math.max(0, localMax - 1));
@@ -79,5 +83,11 @@ public final class SlurmEngine implements ClusterEngine {
         String master = env.get(RendezvousEnv.MASTER_ADDR, s.nodes().getFirst());
         return Optional.of(new NodeLayout(NAME, s.nodeId(), s.nodes().size(), 0, master, port,
                 JobToken.require(env, NAME, HOW)));
+    }
+
+    /** The first of {@code names} that is set, or null. */
+    private static String firstSet(EngineEnv env, String... names) {
+        for (String n : names) if (env.has(n)) return n;
+        return null;
     }
 }

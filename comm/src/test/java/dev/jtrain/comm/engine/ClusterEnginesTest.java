@@ -86,11 +86,32 @@ class ClusterEnginesTest {
         assertThat(r.store()).isEqualTo(new StoreAddress("10.0.0.9", 23456, true));
     }
 
+    /**
+     * A one-node step on the job's second node, as a Slurm without SLURM_STEP_NODELIST describes it: SLURM_NODELIST
+     * (the step's) places the store there, not SLURM_JOB_NODELIST's first node.
+     */
+    @Test
+    void slurmReadsTheStepsNodeListBeforeTheJobs() {
+        var env = slurmTask(0, 0, 0, "2", 2);
+        env.remove("SLURM_STEP_NODELIST");
+        env.put("SLURM_NODELIST", "jt-node2");
+        env.put("SLURM_STEP_NUM_NODES", "1");
+        RankLayout r = ranks(env, "jt-node2");
+        assertThat(r.store().host()).isEqualTo("jt-node2");
+        assertThat(r.nnodes()).isEqualTo(1);
+    }
+
     @Test
     void slurmInconsistentVariablesAreNamed() {
         var env = slurmTask(0, 0, 0, "2,1", 4);
         assertThatThrownBy(() -> ranks(env, "h")).isInstanceOf(RendezvousConfigException.class)
                 .hasMessageContaining("SLURM_STEP_TASKS_PER_NODE='2,1' adds up to 3").hasMessageContaining("SLURM_STEP_NUM_TASKS=4");
+        var huge = slurmTask(0, 0, 0, "2147483647,1", 4);
+        assertThatThrownBy(() -> ranks(huge, "h")).hasMessageContaining("adds up to 2147483648 tasks");
+        var older = slurmTask(0, 0, 0, "2,1", 4); // without the step's variables: the fallbacks are named
+        older.remove("SLURM_STEP_TASKS_PER_NODE");
+        older.put("SLURM_TASKS_PER_NODE", "2,1");
+        assertThatThrownBy(() -> ranks(older, "h")).hasMessageContaining("SLURM_TASKS_PER_NODE='2,1' adds up to 3");
         var noToken = slurmTask(0, 0, 0, "2(x2)", 4);
         noToken.remove("JTRAIN_JOB_TOKEN");
         assertThatThrownBy(() -> ranks(noToken, "h")).isInstanceOf(RendezvousConfigException.class)
