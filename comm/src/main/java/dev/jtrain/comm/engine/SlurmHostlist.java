@@ -33,7 +33,7 @@ public final class SlurmHostlist {
     public static List<Integer> expandTaskCounts(String tasksPerNode) {
         if (tasksPerNode == null || tasksPerNode.isBlank()) throw badTasks(tasksPerNode, "empty");
         List<Integer> counts = new ArrayList<>();
-        for (String part : tasksPerNode.trim().split(",")) {
+        for (String part : tasksPerNode.trim().split(",", -1)) {
             String p = part.trim();
             int open = p.indexOf('(');
             try {
@@ -81,18 +81,19 @@ public final class SlurmHostlist {
         while (i < entry.length()) {
             int open = entry.indexOf('[', i);
             if (open < 0) {
-                acc = append(acc, List.of(entry.substring(i)));
+                acc = append(acc, List.of(entry.substring(i)), whole);
                 break;
             }
             int close = entry.indexOf(']', open);
-            acc = append(acc, List.of(entry.substring(i, open)));
-            acc = append(acc, expandRanges(entry.substring(open + 1, close), whole));
+            acc = append(acc, List.of(entry.substring(i, open)), whole);
+            acc = append(acc, expandRanges(entry.substring(open + 1, close), whole), whole);
             i = close + 1;
         }
         return acc;
     }
 
-    private static List<String> append(List<String> prefixes, List<String> suffixes) {
+    private static List<String> append(List<String> prefixes, List<String> suffixes, String whole) {
+        if ((long) prefixes.size() * suffixes.size() > 1_000_000) throw bad(whole, "more than a million host names");
         List<String> out = new ArrayList<>(prefixes.size() * suffixes.size());
         for (String p : prefixes) for (String s : suffixes) out.add(p + s);
         return out;
@@ -100,7 +101,7 @@ public final class SlurmHostlist {
 
     private static List<String> expandRanges(String ranges, String whole) {
         List<String> out = new ArrayList<>();
-        for (String r : ranges.split(",")) {
+        for (String r : ranges.split(",", -1)) {
             String t = r.trim();
             int dash = t.indexOf('-');
             if (t.isEmpty() || !t.chars().allMatch(ch -> Character.isDigit(ch) || ch == '-')) {
@@ -112,6 +113,7 @@ public final class SlurmHostlist {
             }
             String lo = t.substring(0, dash), hi = t.substring(dash + 1);
             if (lo.isEmpty() || hi.isEmpty() || hi.indexOf('-') >= 0) throw bad(whole, "range '" + t + "' is not N-M");
+            if (lo.length() > 18 || hi.length() > 18) throw bad(whole, "range '" + t + "' has numbers too long");
             long a = Long.parseLong(lo), b = Long.parseLong(hi);
             if (b < a) throw bad(whole, "range '" + t + "' runs backwards");
             if (b - a > 1_000_000) throw bad(whole, "range '" + t + "' is too large");

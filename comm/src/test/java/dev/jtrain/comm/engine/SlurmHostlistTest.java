@@ -16,6 +16,8 @@ class SlurmHostlistTest {
         assertThat(SlurmHostlist.expand("n[098-101]")).containsExactly("n098", "n099", "n100", "n101");
         assertThat(SlurmHostlist.expand("single")).containsExactly("single");
         assertThat(SlurmHostlist.expand("a,b-2,c[3]")).containsExactly("a", "b-2", "c3");
+        assertThat(SlurmHostlist.expand("n[8-10]")).containsExactly("n8", "n9", "n10");
+        assertThat(SlurmHostlist.expand("n[1-2]-ib")).containsExactly("n1-ib", "n2-ib");
     }
 
     @Test
@@ -25,7 +27,9 @@ class SlurmHostlistTest {
 
     @Test
     void refusesMalformedListsNamingThem() {
-        for (String bad : List.of("n[1-", "n[2-1]", "n[a-b]", "n]1[", "", "a,,b", "n[[1]]")) {
+        // a trailing comma inside brackets, a number past a long, and a product of groups past a million names
+        for (String bad : List.of("n[1-", "n[2-1]", "n[a-b]", "n]1[", "", "a,,b", "n[[1]]", "n[1,]",
+                "n[1-99999999999999999999]", "a[0-999999]b[0-99999]")) {
             assertThatThrownBy(() -> SlurmHostlist.expand(bad)).isInstanceOf(RendezvousConfigException.class)
                     .hasMessageContaining("host list '" + bad + "'");
         }
@@ -38,5 +42,7 @@ class SlurmHostlistTest {
         assertThat(SlurmHostlist.expandTaskCounts("4")).containsExactly(4);
         assertThatThrownBy(() -> SlurmHostlist.expandTaskCounts("2(3)")).isInstanceOf(RendezvousConfigException.class)
                 .hasMessageContaining("2(3)");
+        assertThatThrownBy(() -> SlurmHostlist.expandTaskCounts("3,")).isInstanceOf(RendezvousConfigException.class)
+                .hasMessageContaining("'3,'");
     }
 }
