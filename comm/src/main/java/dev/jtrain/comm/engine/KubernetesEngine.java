@@ -49,7 +49,9 @@ public final class KubernetesEngine implements ClusterEngine {
             if (nnodes < 1) throw new RendezvousConfigException(NAME + ": PET_NNODES=" + nnodes + " must be >= 1");
             int nodeRank = env.intVar(NAME, "PET_NODE_RANK", 0, nnodes - 1);
             String nproc = env.get("PET_NPROC_PER_NODE", "0");
-            int perNode = nproc.chars().allMatch(Character::isDigit) ? Integer.parseInt(nproc) : 0; // "auto", "cpu"
+            // a count, or torchrun's "auto" / "cpu" / "gpu", which leave the count to --nproc-per-node
+            int perNode = !nproc.isEmpty() && nproc.chars().allMatch(Character::isDigit)
+                    ? env.intVar(NAME, "PET_NPROC_PER_NODE", 0, Integer.MAX_VALUE) : 0;
             String master = env.get("PET_MASTER_ADDR");
             if (master == null) throw new RendezvousConfigException(NAME + ": PET_MASTER_ADDR is not set");
             int port = env.intVar(NAME, "PET_MASTER_PORT", 1, 65535, DEFAULT_PORT);

@@ -214,6 +214,13 @@ class ClusterEnginesTest {
         elastic.put("PET_NNODES", "1:4");
         assertThatThrownBy(() -> ClusterEngines.nodeLayout(EngineEnv.of(elastic, "pod"))).isInstanceOf(RendezvousConfigException.class)
                 .hasMessageContaining("elastic");
+        var huge = new HashMap<>(pet);
+        huge.put("PET_NPROC_PER_NODE", "99999999999");
+        assertThatThrownBy(() -> ClusterEngines.nodeLayout(EngineEnv.of(huge, "pod"))).isInstanceOf(RendezvousConfigException.class)
+                .hasMessageContaining("PET_NPROC_PER_NODE");
+        var auto = new HashMap<>(pet);
+        auto.put("PET_NPROC_PER_NODE", "auto");
+        assertThat(ClusterEngines.nodeLayout(EngineEnv.of(auto, "pod")).orElseThrow().nprocPerNode()).isZero();
         var noMaster = new HashMap<>(indexed);
         noMaster.remove("MASTER_ADDR");
         assertThatThrownBy(() -> ClusterEngines.nodeLayout(EngineEnv.of(noMaster, "pod"))).hasMessageContaining("MASTER_ADDR");
