@@ -403,13 +403,15 @@ final class TrainCommand implements Callable<Integer> {
         int local = 1;
         if (pg != null) for (int r = 0; r < world; r++) if (r != pg.rank() && pg.topology().sameHost(pg.rank(), r)) local++;
         int shardRanks = shardScope() == ShardScope.HOST ? local : world; // hybrid sharding: a host holds a whole replica
-        MemoryPlan plan = MemoryPlan.predict(zero, shardRanks, u.total(), u.block(), u.root(), u.largest(), activations);
+        int microSteps = Math.max(1, s.gradAccum);
+        MemoryPlan plan = MemoryPlan.predict(zero, shardRanks, u.total(), u.block(), u.root(), u.largest(), activations, microSteps);
         MemoryLimits limits = MemoryLimits.ofThisJvm(local);
         console.printf("memory per rank, predicted: %s; this rank can use %s%n", plan.describe(), limits.describe());
         if (limits.fits(plan)) return plan;
         List<String> fit = new ArrayList<>();
         for (int stage = 0; stage <= 3 && world > 1; stage++) {
-            MemoryPlan other = MemoryPlan.predict(stage, stage == 0 ? world : shardRanks, u.total(), u.block(), u.root(), u.largest(), activations);
+            MemoryPlan other = MemoryPlan.predict(stage, stage == 0 ? world : shardRanks, u.total(), u.block(), u.root(), u.largest(),
+                    activations, microSteps);
             if (stage != zero && limits.fits(other)) fit.add(String.format(Locale.ROOT, "--zero %d (%.2f GiB)", stage, other.peak() / GIB));
         }
         throw new IllegalArgumentException(String.format(Locale.ROOT,

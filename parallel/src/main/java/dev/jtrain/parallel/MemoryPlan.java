@@ -10,7 +10,8 @@ import java.util.Locale;
  *       shards from the parameters where they are and drops each unit's full parameters once its shard is taken
  *       (4 B/param, plus one unit's shard);</li>
  *   <li>{@code state}: weights, gradients and optimizer state by the ZeRO paper's fp32 accounting (Rajbhandari et
- *       al. 2020): 16 Ψ (DDP), 8 Ψ + 8 Ψ/N, 4 Ψ + 12 Ψ/N, 16 Ψ/N;</li>
+ *       al. 2020): 16 Ψ (DDP), 8 Ψ + 8 Ψ/N, 4 Ψ + 12 Ψ/N, 16 Ψ/N; ZeRO-2 with several micro-steps per optimizer step
+ *       keeps every parameter's gradient until the last one reduce-scatters them (as ZeRO-1 does), so 8 Ψ + 12 Ψ/N;</li>
  *   <li>{@code gathered}: ZeRO-3's full parameters and gradients in use, two units (the one running and the one
  *       prefetched) plus the root, which stays gathered for the step;</li>
  *   <li>{@code activations}: the caller's estimate for one micro-batch (what backward keeps plus the step's
@@ -25,16 +26,18 @@ public record MemoryPlan(int stage, int world, long parameters, long build, long
      * @param largestUnit parameters of the largest ZeRO-3 unit (a transformer block)
      * @param root        parameters in no unit (embeddings, tied head, final norm)
      * @param largestParameter elements of the largest single parameter
+     * @param microSteps  backward passes per optimizer step (gradient accumulation, micro-batch pieces)
      */
     public static MemoryPlan predict(int stage, int world, long parameters, long largestUnit, long root, long largestParameter,
-                                     long activations) {
+                                     long activations, int microSteps) {
+        if (microSteps < 1) throw new IllegalArgumentException("micro-steps per optimizer step must be >= 1: " + microSteps);
         long p = parameters;
         int n = Math.max(1, world);
         if (n == 1) stage = 0; // one process keeps everything whatever the stage
         long state = switch (stage) {
             case 0 -> 16 * p;
             case 1 -> 8 * p + 8 * p / n;
-            case 2 -> 4 * p + 12 * p / n;
+            case 2 -> (microSteps > 1 ? 8 : 4) * p + 12 * p / n;
             case 3 -> 16 * p / n;
             default -> throw new IllegalArgumentException("ZeRO stage must be 0, 1, 2 or 3: " + stage);
         };

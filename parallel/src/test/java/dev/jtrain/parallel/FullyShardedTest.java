@@ -207,7 +207,7 @@ class FullyShardedTest {
         int world = 2;
         DeepTinyLm model = new DeepTinyLm(5);
         long unit = paddedUnit(model.units().getFirst(), world), root = paddedUnit(List.of(model.wte.weight), world);
-        MemoryPlan plan = MemoryPlan.predict(3, world, FlatParameters.of(model).parameterCount(), unit, root, 0, 0);
+        MemoryPlan plan = MemoryPlan.predict(3, world, FlatParameters.of(model).parameterCount(), unit, root, 0, 0, 1);
         long pooled = trainSharded(world, 2).memory().stagingBytes();
         // weights of two units and the root gathered in place (N shards each); the gradients of the root and of one
         // or two units (a reduce-scatter still in flight) in buffers of N + 1 shards
