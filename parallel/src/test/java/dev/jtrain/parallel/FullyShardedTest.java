@@ -227,13 +227,23 @@ class FullyShardedTest {
             FlatParameters flat = FlatParameters.of(m);
             return new FullyShardedDataParallel(flat, m, pg, DataParallelOptions.defaults().withZeroStage(3), null).modelState().shards();
         });
-        long covered = 0;
+        // per element of every tensor: how many ranks own it (a total alone would pass a gap with an overlap)
+        java.util.Map<String, int[]> owners = new java.util.TreeMap<>();
         for (List<TensorShard> shards : perRank)
             for (TensorShard s : shards) {
                 assertThat(s.replicated()).isFalse();
-                covered += s.length();
+                long numel = java.util.Arrays.stream(s.globalShape()).reduce(1, (x, y) -> x * y);
+                int[] count = owners.computeIfAbsent(s.name(), n -> new int[(int) numel]);
+                for (long i = s.globalOffset(); i < s.globalOffset() + s.length(); i++) count[(int) i]++;
             }
-        assertThat(covered).as("each element owned by exactly one rank").isEqualTo(params);
+        long elements = 0;
+        for (var e : owners.entrySet()) {
+            elements += e.getValue().length;
+            for (int i = 0; i < e.getValue().length; i++) {
+                assertThat(e.getValue()[i]).as("owners of %s[%d]", e.getKey(), i).isEqualTo(1);
+            }
+        }
+        assertThat(elements).as("every parameter's tensor present").isEqualTo(params);
     }
 
     @Test
