@@ -2,6 +2,7 @@ package dev.jtrain.cli;
 
 import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.engine.JtrainEnvEngine;
 import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.LaunchOptions;
@@ -103,7 +104,7 @@ final class LaunchCommand implements Callable<Integer> {
     static void requireOncePerNode(EngineEnv env, Optional<NodeLayout> node) {
         if (node.isPresent()) return;
         Optional<RankLayout> ranks = ClusterEngines.rankLayout(env);
-        if (ranks.isEmpty() || ranks.get().worldSize() == 1 || ranks.get().engine().equals("jtrain")) return;
+        if (ranks.isEmpty() || ranks.get().worldSize() == 1 || ranks.get().engine().equals(JtrainEnvEngine.NAME)) return;
         RankLayout r = ranks.get();
         String instead = r.engine().equals("slurm")
                 ? "start one task per node (srun --ntasks-per-node=1 ... jtrain launch ...), or let srun start the ranks"

@@ -13,6 +13,7 @@ import dev.jtrain.comm.store.InMemoryStore;
 import dev.jtrain.comm.engine.ClusterEngine;
 import dev.jtrain.comm.engine.ClusterEngines;
 import dev.jtrain.comm.engine.EngineEnv;
+import dev.jtrain.comm.engine.JtrainEnvEngine;
 import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.CommException;
@@ -168,7 +169,7 @@ final class TrainCommand implements Callable<Integer> {
      * is this node's whole job, so the processes are launched here as without an engine, not trained as one.
      */
     static boolean loneTaskAskingForMore(Optional<RankLayout> ranks, Integer nproc) {
-        return ranks.isPresent() && ranks.get().worldSize() == 1 && !ranks.get().engine().equals("jtrain")
+        return ranks.isPresent() && ranks.get().worldSize() == 1 && !ranks.get().engine().equals(JtrainEnvEngine.NAME)
                 && nproc != null && nproc > 1;
     }
 
@@ -185,7 +186,7 @@ final class TrainCommand implements Callable<Integer> {
             engine = Optional.empty();
         }
         boolean worker = ranks.map(r -> r.worldSize() > 1).orElse(false);
-        if (worker && nproc != null && nproc > 1 && !ranks.get().engine().equals("jtrain")) {
+        if (worker && nproc != null && nproc > 1 && !ranks.get().engine().equals(JtrainEnvEngine.NAME)) {
             throw new IllegalArgumentException("--nproc " + nproc + ": under " + ranks.get().engine() + " every process it"
                     + " starts is a rank (" + ranks.get().worldSize() + " here); set the number of ranks there"
                     + " (srun --ntasks-per-node, mpirun -np) and drop --nproc");

@@ -12,8 +12,8 @@ import java.util.Optional;
  * launcher's rank.
  */
 public final class ClusterEngines {
-    public static final List<ClusterEngine> ALL = List.of(new JtrainEnvEngine(), new MpiEngine(), new SlurmEngine(),
-            new KubernetesEngine());
+    private static final JtrainEnvEngine JTRAIN = new JtrainEnvEngine();
+    public static final List<ClusterEngine> ALL = List.of(JTRAIN, new MpiEngine(), new SlurmEngine(), new KubernetesEngine());
 
     private ClusterEngines() {}
 
@@ -23,7 +23,7 @@ public final class ClusterEngines {
      */
     public static Optional<ClusterEngine> detect(EngineEnv env) {
         Optional<ClusterEngine> found = ALL.stream().filter(e -> e.applies(env)).findFirst();
-        if (found.isEmpty() && env.has(RendezvousEnv.WORLD_SIZE)) return Optional.of(ALL.getFirst());
+        if (found.isEmpty() && env.has(RendezvousEnv.WORLD_SIZE)) return Optional.of(JTRAIN);
         return found;
     }
 

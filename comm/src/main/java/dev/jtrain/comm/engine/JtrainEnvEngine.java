@@ -15,7 +15,8 @@ import static dev.jtrain.comm.launch.RendezvousEnv.*;
  * the store unless the launcher does ({@code JTRAIN_STORE_IN_LAUNCHER=1}).
  */
 public final class JtrainEnvEngine implements ClusterEngine {
-    static final String NAME = "jtrain";
+    /** The engine name in a {@link RankLayout} of a process started by {@code jtrain launch} (or by hand). */
+    public static final String NAME = "jtrain";
 
     @Override public String name() { return NAME; }
 
