@@ -47,12 +47,19 @@ class EquivalenceTest {
     }
 
     static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model, Precision precision) {
-        return train(rank, world, dp, flat, model, precision, false);
+        return train(rank, world, dp, flat, model, precision, Branch.TAKEN);
     }
 
-    /** @param branchOffInLastMicroStep the last micro-step of each step leaves TinyLm's MLP units out of the loss */
-    static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model, Precision precision,
-                        boolean branchOffInLastMicroStep) {
+    /** Whether TinyLm's MLP branch (its units' parameters) is in the loss. */
+    enum Branch {
+        TAKEN, LEFT_OUT_OF_LAST_MICRO_STEP, NEVER_TAKEN;
+
+        boolean skipped(int micro) {
+            return this == NEVER_TAKEN || this == LEFT_OUT_OF_LAST_MICRO_STEP && micro == ACCUM - 1;
+        }
+    }
+
+    static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model, Precision precision, Branch branch) {
         assertThat(dp.worldSize()).as("the strategy's world size is the job's").isEqualTo(world);
         assertThat(dp.rank()).as("the strategy's rank is the job's").isEqualTo(rank);
         float[] losses = new float[STEPS], norms = new float[STEPS];
@@ -65,7 +72,7 @@ class EquivalenceTest {
                 int[] x = java.util.Arrays.copyOfRange(b[0], rank * rows * T, (rank + 1) * rows * T);
                 int[] y = java.util.Arrays.copyOfRange(b[1], rank * rows * T, (rank + 1) * rows * T);
                 dp.beginMicroStep(micro == ACCUM - 1);
-                model.skipProj = branchOffInLastMicroStep && micro == ACCUM - 1;
+                model.skipProj = branch.skipped(micro);
                 try (var cast = Autocast.with(precision)) {
                     Tensor loss = model.loss(x, y, rows, T);
                     sum += loss.item();
@@ -105,14 +112,14 @@ class EquivalenceTest {
      * {@code trainingOffHost} (may be null).
      */
     static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost) throws Exception {
-        return runOnHosts(hostOf, stage, scope, trainingOffHost, false);
+        return runOnHosts(hostOf, stage, scope, trainingOffHost, Branch.TAKEN);
     }
 
-    static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, boolean branchOff) throws Exception {
-        return runOnHosts(hostOf, stage, scope, trainingOffHost, branchOff, Precision.FP32, GradWire.FP32);
+    static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, Branch branch) throws Exception {
+        return runOnHosts(hostOf, stage, scope, trainingOffHost, branch, Precision.FP32, GradWire.FP32);
     }
 
-    static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, boolean branchOff,
+    static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, Branch branch,
                              Precision precision, GradWire wire) throws Exception {
         DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withShardWithin(scope)
                 .withGradWire(wire);
@@ -124,7 +131,7 @@ class EquivalenceTest {
             DataParallel dp = DataParallel.create(flat, model, pg, o, null);
             pg.barrier(); // every send before this is counted by now (a send is counted when it is issued)
             long before = sum(offHost);
-            Result r = train(rank, world, dp, flat, model, precision, branchOff);
+            Result r = train(rank, world, dp, flat, model, precision, branch);
             pg.barrier();
             if (rank == 0 && trainingOffHost != null) trainingOffHost.addAndGet(sum(offHost) - before);
             return r;
@@ -144,8 +151,8 @@ class EquivalenceTest {
     void hybridShardingAveragesUnitsLeftOutOfTheLastMicroStep(int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, true);
-        Result multi = runOnHosts(new int[]{0, 0, 1, 1}, stage, ShardScope.HOST, null, true); // checks every rank agrees
+        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, Branch.LEFT_OUT_OF_LAST_MICRO_STEP);
+        Result multi = runOnHosts(new int[]{0, 0, 1, 1}, stage, ShardScope.HOST, null, Branch.LEFT_OUT_OF_LAST_MICRO_STEP); // checks every rank agrees
         for (int s = 0; s < STEPS; s++)
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
         for (int i = 0; i < single.params().length; i++)
@@ -153,22 +160,36 @@ class EquivalenceTest {
     }
 
     /**
-     * The same branch on 3 ranks of one host, every stage: in the last (synchronising) micro-step the MLP's parameters
-     * get no gradient, so their buckets are never ready from a hook and go out from {@code finishGradients}
-     * (BucketLaunches.launchRest), still averaged, in order, on every rank, like one rank with the same branches.
+     * The same branch on 3 ranks of one host, every stage. Left out of the last (synchronising) micro-step, the MLP's
+     * parameters get no gradient there, so their buckets are never ready from a hook and go out from
+     * {@code finishGradients} (BucketLaunches.launchRest), still averaged, in order, on every rank. Never taken, they
+     * get no gradient at all (an unused parameter, which PyTorch's DDP needs {@code find_unused_parameters} for): their
+     * zero gradients are still reduced and stepped (AdamW's weight decay still shrinks them), like one rank's.
      */
-    @ParameterizedTest(name = "ZeRO stage {0}")
-    @CsvSource({"0", "1", "2", "3"})
+    @ParameterizedTest(name = "{0}, ZeRO stage {1}")
+    @CsvSource({"LEFT_OUT_OF_LAST_MICRO_STEP,0", "LEFT_OUT_OF_LAST_MICRO_STEP,1", "LEFT_OUT_OF_LAST_MICRO_STEP,2",
+            "LEFT_OUT_OF_LAST_MICRO_STEP,3", "NEVER_TAKEN,0", "NEVER_TAKEN,1", "NEVER_TAKEN,2", "NEVER_TAKEN,3"})
     @Timeout(180)
-    void parametersLeftOutOfTheLastMicroStepAreStillAveragedOnThreeRanks(int stage) throws Exception {
+    void parametersWithoutAGradientAreStillAveragedAndSteppedOnThreeRanks(Branch branch, int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, true);
-        Result multi = runOnHosts(new int[]{0, 0, 0}, stage, ShardScope.WORLD, null, true); // checks every rank agrees
+        float[] before = flat.data().clone();
+        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, branch);
+        Result multi = runOnHosts(new int[]{0, 0, 0}, stage, ShardScope.WORLD, null, branch); // checks every rank agrees
         for (int s = 0; s < STEPS; s++)
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
         for (int i = 0; i < single.params().length; i++)
             assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
+        if (branch == Branch.NEVER_TAKEN) // not vacuous: no gradient reached the branch, yet its matrices were stepped
+            for (FlatParameters.Slot slot : flat.slots()) {
+                if (!slot.name().startsWith("fc.") && !slot.name().startsWith("proj.") && !slot.name().startsWith("ln.")) continue;
+                float[] was = Arrays.copyOfRange(before, slot.offset(), slot.offset() + slot.numel());
+                float[] now = Arrays.copyOfRange(multi.params(), slot.offset(), slot.offset() + slot.numel());
+                if (slot.name().endsWith("weight") && !slot.name().startsWith("ln."))
+                    assertThat(now).as("%s: shrunk by weight decay", slot.name()).isNotEqualTo(was);
+                else
+                    assertThat(now).as("%s: no gradient and no decay", slot.name()).containsExactly(was);
+            }
     }
 
     /**
@@ -183,8 +204,8 @@ class EquivalenceTest {
         FlatParameters flat = FlatParameters.of(model);
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.BF16);
         int[] hosts = {0, 0, 1, 1};
-        Result compute = runOnHosts(hosts, 3, ShardScope.HOST, null, false, Precision.BF16, GradWire.FP32);
-        Result wire = runOnHosts(hosts, 3, ShardScope.HOST, null, false, Precision.BF16, GradWire.BF16);
+        Result compute = runOnHosts(hosts, 3, ShardScope.HOST, null, Branch.TAKEN, Precision.BF16, GradWire.FP32);
+        Result wire = runOnHosts(hosts, 3, ShardScope.HOST, null, Branch.TAKEN, Precision.BF16, GradWire.BF16);
         for (int s = 0; s < STEPS; s++) {
             assertThat(compute.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
             assertThat(compute.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
