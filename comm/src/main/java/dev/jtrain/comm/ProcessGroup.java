@@ -356,7 +356,7 @@ public final class ProcessGroup implements AutoCloseable {
     /**
      * All-reduce of float32 data with bfloat16 on the wire (opt-in compression, like PyTorch's
      * {@code bf16_compress_hook}): the buffer is rounded to bfloat16, all-reduced as bfloat16 (half the bytes), and
-     * expanded back. The result has ~3 significant digits and is identical on every rank.
+     * expanded back; AVG then divides in float32. The result has ~3 significant digits and is identical on every rank.
      */
     public Work allReduceBf16WireAsync(MemorySegment f32, long count, ReduceOp op) { return allReduceBf16Wire0(f32, count, op, false); }
 
@@ -368,8 +368,10 @@ public final class ProcessGroup implements AutoCloseable {
             MemorySegment wire = engine.scratch().get(4, DType.BFLOAT16.bytes(count));
             ReduceKernels.compressBf16(b, wire, count);
             a.allReduce(engine.context(DType.BFLOAT16, op), wire, count);
-            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.BFLOAT16, wire, count, size());
             ReduceKernels.expandBf16(wire, b, count);
+            // AVG divides the expanded sum in float32: one rounding fewer than dividing in bfloat16 (for p not a power
+            // of two), and still the same bits on every rank, which all expand the same bfloat16 sum
+            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.FLOAT32, b, count, size());
         });
     }
 
@@ -463,8 +465,9 @@ public final class ProcessGroup implements AutoCloseable {
      * Reduce-scatter of float32 data with bfloat16 on the wire, the reduce-scatter form of
      * {@link #allReduceBf16WireAsync}: {@code in} (float32, {@code size() * countPerRank}) is rounded to bfloat16, the
      * reduction runs in bfloat16 (each step decodes to float32, adds, rounds to nearest even), and this rank's block
-     * is expanded into {@code out} (float32). Error: each input rounds once (relative u = 2^-8) and each of the p-1
-     * partial sums once more, so |result - exact| <= (p + 1) * u * sum|x| per element (first order).
+     * is expanded into {@code out} (float32), where AVG divides. Error: each input rounds once (relative u = 2^-8) and
+     * each of the p-1 partial sums once more, so |result - exact| <= (p + 1) * u * sum|x| per element (first order;
+     * AVG's float32 division adds 2^-24 relative).
      */
     public Work reduceScatterBf16WireAsync(MemorySegment in, MemorySegment out, long countPerRank, ReduceOp op) {
         MemorySegment o = exact(out, DType.FLOAT32.bytes(countPerRank), "out");
@@ -477,8 +480,8 @@ public final class ProcessGroup implements AutoCloseable {
             MemorySegment wireOut = engine.scratch().get(5, DType.BFLOAT16.bytes(countPerRank));
             ReduceKernels.compressBf16(i, wireIn, total);
             a.reduceScatter(engine.context(DType.BFLOAT16, op), wireIn, wireOut, countPerRank);
-            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.BFLOAT16, wireOut, countPerRank, size());
             ReduceKernels.expandBf16(wireOut, o, countPerRank);
+            if (op == ReduceOp.AVG) ReduceKernels.divide(DType.FLOAT32, o, countPerRank, size()); // as in the all-reduce
         });
     }
 

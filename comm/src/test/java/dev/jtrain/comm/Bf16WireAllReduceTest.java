@@ -13,9 +13,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * bfloat16 on the wire (what {@code --grad-wire bf16} uses). The stated bound: every input rounds once to nearest
  * even (relative error at most u = 2^-8), and each of the p-1 partial sums of a ring rounds once more, so
- * |result - exact| <= (p + 1) * u * sum_r |x_r| per element (first order; AVG divides by p after one more rounding). Results are identical on every rank.
- * Rounding itself is checked exactly where the answer is unique: bit for bit with 2 ranks (SUM and AVG), and
- * among the three pairing orders with 3 ranks, on inputs full of ties.
+ * |result - exact| <= (p + 1) * u * sum_r |x_r| per element (first order; AVG divides the expanded sum by p in float32,
+ * which adds only float32's rounding). Results are identical on every rank. Rounding itself is checked exactly where
+ * the answer is unique: bit for bit with 2 ranks (SUM and AVG), and among the three pairing orders with 3 ranks (SUM,
+ * and AVG, whose division by 3 must not round to bfloat16), on inputs full of ties.
  */
 class Bf16WireAllReduceTest {
     private static final double U = Math.scalb(1.0, -8); // unit roundoff of bfloat16: 8 significand bits, half an ulp
@@ -135,20 +136,26 @@ class Bf16WireAllReduceTest {
 
     /**
      * Three ranks: whatever order the algorithm adds in, each partial sum is rounded to nearest even, so the result
-     * is rne(rne(a + b) + c) for one of the three ways to pair the rounded inputs.
+     * is rne(rne(a + b) + c) for one of the three ways to pair the rounded inputs; AVG is that sum divided by 3 in
+     * float32 (one rounding fewer than a bfloat16 division).
      */
-    @Test
+    @ParameterizedTest
+    @CsvSource({"SUM", "AVG"})
     @Timeout(60)
-    void threeRanksGiveTheRoundedSumInSomeOrder() throws Exception {
+    void threeRanksGiveTheRoundedSumInSomeOrder(ReduceOp op) throws Exception {
         long seed = System.nanoTime();
         int n = 3_001;
         float[][] in = tieHeavyInputs(3, n, seed);
-        float[][] out = allReduceOnEveryRank(in, n, ReduceOp.SUM);
+        float[][] out = allReduceOnEveryRank(in, n, op);
+        int notBf16 = 0;
         for (int i = 0; i < n; i++) {
             float x = rne(in[0][i]), y = rne(in[1][i]), z = rne(in[2][i]);
-            java.util.Set<Float> orders = new java.util.HashSet<>(java.util.List.of(rne((double) rne((double) x + y) + z), rne((double) rne((double) x + z) + y),
-                    rne((double) rne((double) y + z) + x)));
+            java.util.Set<Float> orders = new java.util.HashSet<>();
+            for (float sum : new float[] {rne((double) rne((double) x + y) + z), rne((double) rne((double) x + z) + y), rne((double) rne((double) y + z) + x)})
+                orders.add(op == ReduceOp.AVG ? sum / 3f : sum);
             assertThat(orders).as("element %d (seed %d)", i, seed).contains(out[0][i]);
+            if (rne(out[0][i]) != out[0][i]) notBf16++;
         }
+        if (op == ReduceOp.AVG) assertThat(notBf16).as("averages with more than bfloat16's 8 significant bits").isPositive();
     }
 }
