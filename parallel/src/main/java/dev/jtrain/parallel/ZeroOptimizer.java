@@ -33,7 +33,13 @@ import java.util.Map;
  *
  * <p>Stage 1 keeps the full gradient buffer (8 + 8/N B/param); stage 2 drops it and keeps only the reduced shard,
  * each parameter's transient gradient being copied into a pooled staging buffer by its hook (4 + 12/N B/param).
- * With gradient accumulation (noSync micro-steps) stage 2 keeps the per-parameter gradients until the last micro-step.
+ * With gradient accumulation (noSync micro-steps) stage 2 keeps the per-parameter gradients until the last micro-step,
+ * and so it does without overlap (they are staged bucket by bucket as the buckets go out, after backward).
+ *
+ * <p>Staging buffers (each the largest bucket's N + 1 shards) are double-buffered, as DeepSpeed's stage 2 alternates
+ * two gradient buckets: one fills (or, in the step, holds a bucket's updated shard) while the other's collective is
+ * on the wire. With a single buffer the first gradient of bucket b + 1 would wait for bucket b's reduce-scatter,
+ * serialising backward and communication.
  *
  * <p>Hybrid sharding ({@link ShardScope#HOST}): N is the host's ranks; each reduced shard is all-reduced across the
  * hosts' ranks that own the same shard ({@link ShardGroups}), and the all-gathers stay within the host.
@@ -63,6 +69,8 @@ public final class ZeroOptimizer implements DataParallel {
     private final ArrayDeque<float[]> free = new ArrayDeque<>();
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
     private final int stagingFloats;
+    /** Staging buffers allocated before a new one waits for the oldest in-flight collective (double buffering). */
+    private static final int STAGING_BUFFERS = 2;
     private final CommTrace trace;
     private int staged;
     private boolean sync = true;
@@ -122,7 +130,7 @@ public final class ZeroOptimizer implements DataParallel {
     private void onGradReady(int slot, Tensor param) {
         if (!sync) return;
         int b = plan.bucketOf(slot);
-        if (stage == 2) {
+        if (stage == 2 && options.overlap()) { // without overlap the gradient stays until its bucket goes out
             BucketPlan.Bucket bk = plan.buckets().get(b);
             if (bucketBuffer[b] == null) bucketBuffer[b] = acquire();
             var sl = params.slots().get(slot);
@@ -135,6 +143,7 @@ public final class ZeroOptimizer implements DataParallel {
 
     private void launch(BucketPlan.Bucket b) {
         int s = shardSize[b.index()];
+        if (stage == 2) stageRemainingGradients(b); // all of them without overlap; else those of unused parameters
         float[] buf = bucketBuffer[b.index()];
         if (buf == null) { // stage 1: the bucket's gradients are in the flat buffer
             buf = acquire();
@@ -152,10 +161,13 @@ public final class ZeroOptimizer implements DataParallel {
         inFlight.add(new InFlight(w, buf, b.index(), true));
     }
 
-    /** A zeroed staging buffer: a free one, else the oldest in-flight one once its collective is done, else a new one. */
+    /**
+     * A zeroed staging buffer: a free one, else a new one while fewer than {@link #STAGING_BUFFERS} exist, else the
+     * oldest in-flight one once its collective is done (or a new one if nothing is in flight: buckets filling at once).
+     */
     private float[] acquire() {
         float[] buf = free.poll();
-        if (buf == null && !inFlight.isEmpty()) {
+        if (buf == null && !inFlight.isEmpty() && staged >= STAGING_BUFFERS) {
             complete(inFlight.poll());
             buf = free.poll();
         }
@@ -205,17 +217,18 @@ public final class ZeroOptimizer implements DataParallel {
     @Override
     public long finishGradients() {
         if (!sync) return 0;
-        launches.launchRest(b -> {
-            if (stage == 2) drainUnusedGradients(b);
-        });
+        launches.launchRest(b -> { }); // stage 2 stages what is left as each bucket goes out (launch)
         long waited = 0;
         while (!inFlight.isEmpty()) waited += complete(inFlight.poll());
         launches.reset();
         return waited;
     }
 
-    /** Stage 2, bucket with parameters that got no gradient: stage the ones that did, zeros for the rest. */
-    private void drainUnusedGradients(BucketPlan.Bucket b) {
+    /**
+     * Stage 2, as bucket {@code b} goes out: the gradients its hooks did not stage (no overlap, or parameters that got
+     * no gradient in this micro-step) are staged now; parameters with none at all stay zero.
+     */
+    private void stageRemainingGradients(BucketPlan.Bucket b) {
         if (bucketBuffer[b.index()] == null) bucketBuffer[b.index()] = acquire();
         for (int i = b.firstSlot(); i <= b.lastSlot(); i++) {
             var sl = params.slots().get(i);

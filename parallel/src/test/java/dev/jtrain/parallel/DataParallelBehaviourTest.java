@@ -8,9 +8,16 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import dev.jtrain.comm.transport.Combiner;
+import dev.jtrain.comm.transport.LinkKind;
+import dev.jtrain.comm.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,6 +74,111 @@ class DataParallelBehaviourTest {
         }
         assertThat(perRank.get(1).stream().filter(e -> e.startsWith("begin")).toList())
                 .isEqualTo(perRank.get(0).stream().filter(e -> e.startsWith("begin")).toList());
+    }
+
+    /**
+     * A link that takes {@code SLOW_MS} per message while {@code slow} is on, counting the messages it finished: a
+     * collective "on the wire" is one whose messages have not finished.
+     */
+    record SlowLink(Transport inner, AtomicBoolean slow, AtomicInteger finished) implements Transport {
+        static final long SLOW_MS = 300;
+
+        private void onTheWire(Runnable send) {
+            boolean s = slow.get();
+            if (s) {
+                try {
+                    Thread.sleep(SLOW_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            send.run();
+            if (s) finished.incrementAndGet();
+        }
+
+        @Override public int rank() { return inner.rank(); }
+        @Override public int size() { return inner.size(); }
+        @Override public long timeoutMs() { return inner.timeoutMs(); }
+        @Override public LinkKind linkKind(int peer) { return inner.linkKind(peer); }
+        @Override public void close() { }
+        @Override public void send(int peer, int tag, MemorySegment src) { onTheWire(() -> inner.send(peer, tag, src)); }
+        @Override public void recv(int peer, int tag, MemorySegment dst) { inner.recv(peer, tag, dst); }
+        @Override public void sendRecv(int to, MemorySegment src, int from, MemorySegment dst, int tag) {
+            onTheWire(() -> inner.sendRecv(to, src, from, dst, tag));
+        }
+        @Override public boolean combinesOnArrival(int to, int from) { return inner.combinesOnArrival(to, from); }
+        @Override public void sendRecvCombine(int to, MemorySegment src, int from, MemorySegment acc, int tag, Combiner c) {
+            onTheWire(() -> inner.sendRecvCombine(to, src, from, acc, tag, c));
+        }
+    }
+
+    /**
+     * Overlap: bucket 1's gradients, all of them, are computed while bucket 0's collective is still on the (slowed)
+     * wire, for DDP and ZeRO-1/2. Buckets of two and three parameters here, so a bucket has compute after its first
+     * gradient. ZeRO stages gradients through pooled buffers; with one buffer, bucket 1 waited for bucket 0's
+     * collective before it could fill (stage 2) or go out (stage 1), and computing and communicating took turns.
+     */
+    @ParameterizedTest(name = "ZeRO stage {0}")
+    @ValueSource(ints = {0, 1, 2})
+    void aBucketsGradientsAreComputedWhileTheBucketBeforeIsOnTheWire(int stage) throws Exception {
+        AtomicBoolean slow = new AtomicBoolean();
+        AtomicInteger finished = new AtomicInteger();
+        List<Integer> finishedInBucket1 = LocalRanks.run(2, t -> new SlowLink(t, slow, finished), (rank, pg) -> {
+            TinyLm m = new TinyLm(37, 21, 1);
+            FlatParameters flat = FlatParameters.of(m);
+            DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(5500, 5700);
+            DataParallel dp = stage == 0 ? new DistributedDataParallel(flat, pg, o, null) : new ZeroOptimizer(flat, pg, o, null);
+            BucketPlan plan = stage == 0 ? ((DistributedDataParallel) dp).plan() : ((ZeroOptimizer) dp).plan();
+            assertThat(plan.buckets()).hasSize(3).allSatisfy(b -> assertThat(b.lastSlot()).isGreaterThan(b.firstSlot()));
+            AtomicInteger atLast = new AtomicInteger(-1);
+            BucketPlan.Bucket b1 = plan.buckets().get(1);
+            for (int i = b1.firstSlot(); i <= b1.lastSlot(); i++) // hooks after the strategy's own (registered first)
+                flat.slots().get(i).param().registerPostAccumulateGradHook(t -> atLast.set(finished.get()));
+            dp.zeroGrad();
+            dp.beginMicroStep(true);
+            pg.barrier();
+            if (rank == 0) slow.set(true); // the ranks share the flag; both see it before backward
+            pg.barrier();
+            finished.set(0);
+            m.loss(ids(rank, 32, 37), ids(rank + 9, 32, 37), 4, 8).backward();
+            dp.finishGradients();
+            return atLast.get();
+        });
+        assertThat(finishedInBucket1).as("messages finished (by either rank) when bucket 1's last gradient arrived")
+                .containsOnly(0);
+    }
+
+    /**
+     * ZeRO-2 without overlap keeps the gradients until backward ends and then stages them bucket by bucket through
+     * the two staging buffers, instead of one buffer per bucket (which added up to more than the whole gradient), and
+     * trains bitwise as with overlap.
+     */
+    @Test
+    void zero2WithoutOverlapStagesThroughTwoBuffersAndTrainsAsWithOverlap() throws Exception {
+        List<float[]> params = new ArrayList<>();
+        for (boolean overlap : new boolean[] {true, false}) {
+            List<Object[]> ranks = LocalRanks.run(2, (rank, pg) -> {
+                TinyLm m = new TinyLm(37, 21, 1);
+                FlatParameters flat = FlatParameters.of(m);
+                ZeroOptimizer z = new ZeroOptimizer(flat, pg, DataParallelOptions.defaults().withZeroStage(2).withBuckets(512, 2048)
+                        .withOverlap(overlap), null);
+                for (int step = 0; step < 2; step++) {
+                    z.zeroGrad();
+                    z.beginMicroStep(true);
+                    m.loss(ids(rank + step, 32, 37), ids(rank + 9, 32, 37), 4, 8).backward();
+                    z.finishGradients();
+                    z.step(1e-2f, 1f);
+                }
+                assertThat(z.plan().buckets().size()).isGreaterThan(3);
+                long largest = z.plan().buckets().stream().mapToLong(b -> (b.length() + 1L) / 2 * 3).max().orElseThrow();
+                return new Object[] {flat.data().clone(), z.memory().stagingBytes(), largest};
+            });
+            long staging = (long) ranks.get(0)[1], largest = (long) ranks.get(0)[2];
+            assertThat(staging).as("overlap %s: two buffers of the largest bucket's 3 shards", overlap)
+                    .isBetween(2 * 4 * largest, 2 * 4 * (largest + 3 * 16));
+            params.add((float[]) ranks.get(0)[0]);
+        }
+        assertThat(params.get(1)).containsExactly(params.get(0));
     }
 
     @ParameterizedTest(name = "ZeRO stage {0}")

@@ -47,6 +47,11 @@ public final class LocalRanks {
                 offHost == null ? x -> x : x -> new OffHostCounter(x, t, offHost));
     }
 
+    /** As {@link #run(int, BiFunction)}, each rank's transport wrapped by {@code wrap} (a slowed or counting link). */
+    public static <T> List<T> run(int world, UnaryOperator<Transport> wrap, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
+        return run(ProcessGroupOptions.defaults(), world, body, wrap);
+    }
+
     /** As {@link #run(int, BiFunction)}, every rank's group with {@code options} (e.g. a forced algorithm). */
     public static <T> List<T> run(ProcessGroupOptions options, int world, BiFunction<Integer, ProcessGroup, T> body) throws Exception {
         return run(options, world, body, x -> x);
