@@ -130,6 +130,8 @@ public final class FullyShardedDataParallel implements DataParallel {
     private final Unit root;
     private final float[][] state; // its buffers go (null) when unshard() ends training
     private final Map<Integer, ArrayDeque<float[]>> free = new HashMap<>();
+    /** Buffers made per size; up to two before one waits for the oldest reduce-scatter (double buffering). */
+    private final Map<Integer, Integer> made = new HashMap<>();
     private final ArrayDeque<Pending> inFlight = new ArrayDeque<>();
     private long pooledBytes;
     private int gatheredUnits, maxGatheredUnits;
@@ -343,16 +345,22 @@ public final class FullyShardedDataParallel implements DataParallel {
         return waited;
     }
 
-    /** A buffer of n floats (contents unspecified): a free one, one a finished reduce-scatter returns, or a new one. */
+    /**
+     * A buffer of n floats (contents unspecified): a free one, a new one while fewer than two of that size exist, else
+     * the one the oldest reduce-scatter returns when done. Two, so that a unit's backward fills one while the unit
+     * after it is reduce-scattered from the other; with one, each unit's backward waited for the previous unit's
+     * reduce-scatter to finish, and computing and communicating took turns.
+     */
     private float[] take(int n) {
         ArrayDeque<float[]> q = free.get(n);
-        if ((q == null || q.isEmpty()) && !inFlight.isEmpty() && inFlight.peek().buffer().length == n) {
+        if ((q == null || q.isEmpty()) && made.getOrDefault(n, 0) >= 2 && !inFlight.isEmpty() && inFlight.peek().buffer().length == n) {
             exposed += complete(inFlight.poll());
             q = free.get(n);
         }
         float[] buf = q == null ? null : q.poll();
         if (buf == null) {
             buf = new float[n];
+            made.merge(n, 1, Integer::sum);
             pooledBytes += 4L * n;
         }
         return buf;
@@ -446,6 +454,7 @@ public final class FullyShardedDataParallel implements DataParallel {
         for (int k = 0; k < state.length; k++) state[k] = null;
         for (Unit u : allUnits()) u.grad = null;
         free.clear();
+        made.clear();
         for (Unit u : allUnits()) {
             gathered(u);
             u.param = null; // the gathered unit holds it: the model then takes 4 B/param, not 4 + 4/N

@@ -77,11 +77,11 @@ class DataParallelBehaviourTest {
     }
 
     /**
-     * A link that takes {@code SLOW_MS} per message while {@code slow} is on, counting the messages it finished: a
-     * collective "on the wire" is one whose messages have not finished.
+     * A link that takes {@code SLOW_MS} per message while {@code slow} is on, counting the messages it finished (the
+     * flag and the count are shared by the ranks).
      */
     record SlowLink(Transport inner, AtomicBoolean slow, AtomicInteger finished) implements Transport {
-        static final long SLOW_MS = 300;
+        static final long SLOW_MS = 150;
 
         private void onTheWire(Runnable send) {
             boolean s = slow.get();
@@ -146,6 +146,51 @@ class DataParallelBehaviourTest {
         });
         assertThat(finishedInBucket1).as("messages finished (by either rank) when bucket 1's last gradient arrived")
                 .containsOnly(0);
+    }
+
+    /**
+     * ZeRO-3's overlap in backward: a block's gradients are computed while the block after it is reduce-scattered on
+     * the (slowed) wire. Gradient buffers are pooled by size, and blocks have one size; with one buffer per size, each
+     * block's backward waited for the previous block's reduce-scatter to finish before it could start, so no
+     * reduce-scatter ever overlapped backward.
+     */
+    @Test
+    void zero3ComputesABlocksGradientsWhileTheBlockAfterItIsReduceScattered() throws Exception {
+        AtomicBoolean slow = new AtomicBoolean();
+        List<Boolean> overlapped = LocalRanks.run(2, t -> new SlowLink(t, slow, new AtomicInteger()), (rank, pg) -> {
+            var m = new FullyShardedTest.DeepTinyLm(1);
+            AtomicInteger reduceScattering = new AtomicInteger(); // launched on this rank, not yet complete
+            CommTrace trace = new CommTrace() {
+                @Override public void begin(String name, long bytes) { if (name.startsWith("reduce_scatter")) reduceScattering.incrementAndGet(); }
+                @Override public void end(String name) { if (name.startsWith("reduce_scatter")) reduceScattering.decrementAndGet(); }
+            };
+            DataParallel dp = DataParallel.create(FlatParameters.of(m), m, pg, DataParallelOptions.defaults().withZeroStage(3), trace);
+            java.util.concurrent.atomic.AtomicReference<Boolean> busy = new java.util.concurrent.atomic.AtomicReference<>();
+            for (var p : m.units().get(FullyShardedTest.BLOCKS - 2)) // hooks after the strategy's own
+                p.registerPostAccumulateGradHook(t -> {
+                    if (busy.get() != null) return;
+                    try { // a completed collective's end reaches the trace a moment after its waiter wakes
+                        Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    busy.set(reduceScattering.get() > 0);
+                });
+            for (int step = 0; step < 2; step++) { // the second step runs on the pool the first one made
+                dp.zeroGrad();
+                dp.beginMicroStep(true);
+                pg.barrier();
+                if (rank == 0) slow.set(step == 1);
+                pg.barrier();
+                busy.set(null);
+                int[][] b = FullyShardedTest.batch(step, rank, 2);
+                m.loss(b[0], b[1]).backward();
+                dp.finishGradients();
+                dp.step(1e-2f, 1f);
+            }
+            return busy.get();
+        });
+        assertThat(overlapped).as("a reduce-scatter on the wire when the last block but one had its first gradient").containsOnly(true);
     }
 
     /**
