@@ -33,6 +33,10 @@ class ShmTransportTest extends TransportContractTest {
         return out;
     }
 
+    /** 64 times the 64 KiB rings above. */
+    @Override
+    protected long largerThanTheLinksBuffers() { return 4L << 20; }
+
     private static boolean[] allBut(int rank, int size) {
         boolean[] peers = new boolean[size];
         java.util.Arrays.fill(peers, true);
