@@ -7,6 +7,7 @@ import dev.jtrain.comm.engine.NodeLayout;
 import dev.jtrain.comm.engine.RankLayout;
 import dev.jtrain.comm.launch.LaunchOptions;
 import dev.jtrain.comm.launch.Launcher;
+import dev.jtrain.comm.launch.RendezvousEnv;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -83,7 +84,8 @@ final class LaunchCommand implements Callable<Integer> {
                 asSpare ? jobNodes - 1 : nodeRank != null ? nodeRank : node.map(NodeLayout::nodeRank).orElse(0),
                 masterAddr != null ? masterAddr : node.map(NodeLayout::masterAddr).orElse("127.0.0.1"),
                 masterPort != null ? masterPort : node.map(NodeLayout::masterPort).orElse(0),
-                maxRestarts, node.map(NodeLayout::jobToken).orElse(null), stopGraceMs, command, joinTimeoutMs, minNodes, !coldRestarts, asSpare);
+                maxRestarts, node.map(NodeLayout::jobToken).orElseGet(() -> env.get(RendezvousEnv.JOB_TOKEN)), stopGraceMs, command,
+                joinTimeoutMs, minNodes, !coldRestarts, asSpare);
         return new Launcher(options, System.out).run();
     }
 

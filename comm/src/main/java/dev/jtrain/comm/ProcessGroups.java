@@ -61,7 +61,7 @@ public final class ProcessGroups {
         Rendezvous rdv = Rendezvous.fromEnv(env);
         Transport transport = null;
         try {
-            TransportOptions transportOptions = TransportOptions.fromEnv(env.vars(), rdv.timeoutMs());
+            TransportOptions transportOptions = TransportOptions.fromEnv(env.vars(), rdv.timeoutMs()).withJobToken(rdv.jobToken());
             // before the transport starts its threads (they inherit the mask); JTRAIN_CPU_BIND=none opts out
             CpuBinding.bindLocalRank(transportOptions.cpuBind(), rdv.localRank(), rdv.localWorldSize());
             transport = Transports.create(transportOptions, rdv.store(), rdv.rank(), rdv.worldSize());

@@ -11,8 +11,8 @@ import java.util.List;
  * @param masterAddr     host of node 0 (store address)
  * @param masterPort     store port; 0 on a single node picks a free one
  * @param maxRestarts    how many times the whole group is restarted after a failure (torchrun --max-restarts)
- * @param jobToken       secret for the store and transports; {@code null} takes env JTRAIN_JOB_TOKEN or, on a single
- *                       node, a fresh random one
+ * @param jobToken       secret for the store and transports (the CLI passes the engine's or JTRAIN_JOB_TOKEN);
+ *                       {@code null} on a single node makes a fresh random one, and is refused for several nodes
  * @param stopGraceMs    how long surviving ranks get to exit after SIGTERM before they are killed
  * @param command        the program to run on every rank
  * @param joinTimeoutMs  multi-node: how long a launcher waits for node 0's store and, before a restart, for every
@@ -54,8 +54,8 @@ public record LaunchOptions(int nprocPerNode, int nnodes, int nodeRank, String m
             throw new RendezvousConfigException("--master-port is required with --nnodes > 1 (every node must dial the same port)");
         }
         if (maxRestarts < 0) throw new RendezvousConfigException("--max-restarts must be >= 0: " + maxRestarts);
-        if (jobToken == null || jobToken.isEmpty()) jobToken = System.getenv(RendezvousEnv.JOB_TOKEN);
-        if ((jobToken == null || jobToken.isEmpty()) && nnodes > 1) {
+        if (jobToken != null && jobToken.isEmpty()) jobToken = null;
+        if (jobToken == null && nnodes > 1) {
             throw new RendezvousConfigException("set " + RendezvousEnv.JOB_TOKEN + " to the same secret on every node for a multi-node job");
         }
         if (stopGraceMs <= 0) stopGraceMs = 5_000;

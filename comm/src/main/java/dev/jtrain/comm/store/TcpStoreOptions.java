@@ -6,13 +6,11 @@ package dev.jtrain.comm.store;
  * @param host             server address to connect to (and bind, when hosting)
  * @param port             server port; 0 with {@code isServer} picks a free one
  * @param isServer         host the server in this process (rank 0 or the launcher)
- * @param jobToken         secret every client presents first; {@code null} reads env {@code JTRAIN_JOB_TOKEN}
+ * @param jobToken         secret every client presents first (a job reads it from {@code JTRAIN_JOB_TOKEN} at start)
  * @param timeoutMs        default timeout of blocking calls, and how long to keep retrying the first connect
  * @param maxBodyBytes     largest frame body accepted from the other side
  */
 public record TcpStoreOptions(String host, int port, boolean isServer, String jobToken, long timeoutMs, int maxBodyBytes) {
-    public static final String JOB_TOKEN_ENV = "JTRAIN_JOB_TOKEN";
-
     /** Fills defaults and validates once (Aeron's conclude()): the returned options have a non-empty token. */
     public TcpStoreOptions {
         if (host == null || host.isBlank()) throw new IllegalArgumentException("store host must be set: host=" + host);
@@ -20,9 +18,9 @@ public record TcpStoreOptions(String host, int port, boolean isServer, String jo
         if (!isServer && port == 0) throw new IllegalArgumentException("store client needs a port: port=0");
         if (timeoutMs <= 0) throw new IllegalArgumentException("timeoutMs must be > 0: timeoutMs=" + timeoutMs);
         if (maxBodyBytes <= 0) maxBodyBytes = StoreFrameDescriptor.DEFAULT_MAX_BODY_BYTES;
-        if (jobToken == null) jobToken = System.getenv(JOB_TOKEN_ENV);
         if (jobToken == null || jobToken.isEmpty()) {
-            throw new IllegalArgumentException("no job token: set " + JOB_TOKEN_ENV + " (the launcher does) or pass jobToken");
+            throw new IllegalArgumentException("no job token for the store at " + host + ":" + port + ": pass the job's secret"
+                    + " (a job's ranks read it from JTRAIN_JOB_TOKEN, which the launcher sets)");
         }
     }
 

@@ -12,7 +12,8 @@ import java.util.Map;
  *                      ({@link #fromEnv} takes it from {@code JTRAIN_TRANSPORT})
  * @param groupId       name of the group; store keys and ring file names carry it
  * @param timeoutMs     per blocking call and for connecting
- * @param jobToken      secret for TCP handshakes; {@code null} reads {@code JTRAIN_JOB_TOKEN}
+ * @param jobToken      secret for TCP handshakes: the job's, from its rendezvous ({@link #withJobToken}); a TCP
+ *                      transport refuses to start without one
  * @param bindHost      TCP listen address; {@code null} means loopback for single-host jobs
  * @param advertiseHost TCP address other ranks dial; {@code null} derives it from {@code bindHost}
  * @param shmRingBytes  data capacity of each shared-memory ring; 0 for the default
@@ -69,6 +70,10 @@ public record TransportOptions(String kind, String groupId, long timeoutMs, Stri
 
     public TransportOptions withKind(String k) {
         return new TransportOptions(k, groupId, timeoutMs, jobToken, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, cpuBind);
+    }
+
+    public TransportOptions withJobToken(String token) {
+        return new TransportOptions(kind, groupId, timeoutMs, token, bindHost, advertiseHost, shmRingBytes, maxUnexpectedBytes, cpuBind);
     }
 
     public TransportOptions withGroupId(String id) {

@@ -5,7 +5,7 @@ package dev.jtrain.comm.transport.tcp;
  *
  * @param bindHost           address to listen on ({@code 0.0.0.0} for every interface)
  * @param advertiseHost      address the other ranks use to reach this one (published in the store)
- * @param jobToken           secret presented in every handshake; {@code null} reads {@code JTRAIN_JOB_TOKEN}
+ * @param jobToken           secret presented in every handshake (a job reads it from {@code JTRAIN_JOB_TOKEN} at start)
  * @param groupId            name of the group; connections for another group are refused; also the store prefix
  * @param timeoutMs          per blocking call, and for the whole connection phase
  * @param socketBufferBytes  SO_SNDBUF/SO_RCVBUF; 0 leaves the kernel's auto-tuning on
@@ -13,14 +13,12 @@ package dev.jtrain.comm.transport.tcp;
  */
 public record TcpTransportOptions(String bindHost, String advertiseHost, String jobToken, String groupId,
                                   long timeoutMs, int socketBufferBytes, long handshakeTimeoutMs) {
-    public static final String JOB_TOKEN_ENV = "JTRAIN_JOB_TOKEN";
-
     public TcpTransportOptions {
         if (bindHost == null || bindHost.isBlank()) bindHost = "127.0.0.1";
         if (advertiseHost == null || advertiseHost.isBlank()) advertiseHost = bindHost.equals("0.0.0.0") ? "127.0.0.1" : bindHost;
-        if (jobToken == null) jobToken = System.getenv(JOB_TOKEN_ENV);
         if (jobToken == null || jobToken.isEmpty()) {
-            throw new IllegalArgumentException("no job token: set " + JOB_TOKEN_ENV + " (the launcher does) or pass jobToken");
+            throw new IllegalArgumentException("no job token for TCP group " + groupId + ": pass the job's secret"
+                    + " (a job's ranks read it from JTRAIN_JOB_TOKEN, which the launcher sets)");
         }
         if (jobToken.length() > TcpWireDescriptor.MAX_TOKEN_BYTES / 4) throw new IllegalArgumentException("jobToken too long: length=" + jobToken.length());
         if (groupId == null || groupId.isEmpty()) groupId = "world";
