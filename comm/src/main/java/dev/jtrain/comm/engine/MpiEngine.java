@@ -20,7 +20,9 @@ import java.util.Optional;
  *       (mpirun maps ranks onto the allocation's nodes in order);</li>
  *   <li>otherwise the job can not meet, and the error says to pass {@code MASTER_ADDR}.</li>
  * </ol>
- * The port is {@code MASTER_PORT} or derived from the MPI job id ({@link StorePort}).
+ * The port is {@code MASTER_PORT} or derived from the MPI job id ({@link StorePort}), qualified by the Slurm job id
+ * inside an allocation; a launcher that exports no job id of its own (MPICH's Hydra may not) derives it from the Slurm
+ * job id alone.
  */
 public final class MpiEngine implements ClusterEngine {
     static final String NAME = "mpi";
@@ -41,9 +43,10 @@ public final class MpiEngine implements ClusterEngine {
         int localSize = env.intVar(NAME, ompi ? "OMPI_COMM_WORLD_LOCAL_SIZE" : "MPI_LOCALNRANKS", 1, world);
         int localRank = env.intVar(NAME, ompi ? "OMPI_COMM_WORLD_LOCAL_RANK" : "MPI_LOCALRANKID", 0, localSize - 1);
         String token = JobToken.require(env, NAME, HOW);
-        String jobKey = firstOf(env, "OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "PMI_JOBID",
+        String mpiJob = firstOf(env, "OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "PMI_JOBID",
                 "PMI_KVSNAME");
-        if (jobKey != null && env.has("SLURM_JOB_ID")) jobKey = env.get("SLURM_JOB_ID") + "/" + jobKey;
+        String slurmJob = env.get("SLURM_JOB_ID");
+        String jobKey = mpiJob != null && slurmJob != null ? slurmJob + "/" + mpiJob : mpiJob != null ? mpiJob : slurmJob;
         int port = StorePort.ofKey(env, NAME, jobKey);
         StoreAddress store;
         if (env.has(RendezvousEnv.MASTER_ADDR)) {

@@ -188,6 +188,27 @@ class ClusterEnginesTest {
         assertThat(ranks(env, "h")).extracting(RankLayout::engine, RankLayout::rank, RankLayout::localRank).containsExactly("mpi", 1, 1);
     }
 
+    /**
+     * Hydra (MPICH, Intel MPI) under {@code salloc} may export no job id of its own: the store port comes from the Slurm
+     * job id, the same on every rank, instead of asking for MASTER_PORT; with neither, it asks.
+     */
+    @Test
+    void anMpiJobWithoutAnIdOfItsOwnTakesItsPortFromTheSlurmJob() {
+        Map<String, String> env = new HashMap<>(Map.of("PMI_RANK", "0", "PMI_SIZE", "4", "MPI_LOCALRANKID", "0", "MPI_LOCALNRANKS", "2",
+                "SLURM_JOB_ID", "4242", "SLURM_JOB_NODELIST", "jt-node[1-2]", "JTRAIN_JOB_TOKEN", TOKEN));
+        RankLayout r0 = ranks(env, "jt-node1");
+        env.putAll(Map.of("PMI_RANK", "3", "MPI_LOCALRANKID", "1"));
+        RankLayout r3 = ranks(env, "jt-node2");
+        assertThat(r0.store()).isEqualTo(new StoreAddress("jt-node1", r3.store().port(), true));
+        assertThat(r3.store().hostedHere()).isFalse();
+        env.put("SLURM_JOB_ID", "4243");
+        assertThat(ranks(env, "jt-node2").store().port()).as("another job").isNotEqualTo(r3.store().port());
+        env.remove("SLURM_JOB_ID");
+        env.remove("SLURM_JOB_NODELIST");
+        env.put("MASTER_ADDR", "jt-node1");
+        assertThatThrownBy(() -> ranks(env, "jt-node2")).isInstanceOf(RendezvousConfigException.class).hasMessageContaining("MASTER_PORT");
+    }
+
     @Test
     void jtrainVariablesWinOverEverythingElse() {
         var env = slurmTask(0, 0, 0, "1(x2)", 2);
