@@ -58,9 +58,9 @@ public final class Bf16Gemm {
     private Bf16Gemm() {}
 
     private static boolean resolveNative() {
-        String mode = KernelOptions.CURRENT.bf16Kernel();
-        if (mode.equals("fp32")) return false;
-        if (mode.equals("native") && !Bf16Kernel.available()) {
+        KernelOptions.Bf16Mode mode = KernelOptions.CURRENT.bf16Kernel();
+        if (mode == KernelOptions.Bf16Mode.FP32) return false;
+        if (mode == KernelOptions.Bf16Mode.NATIVE && !Bf16Kernel.available()) {
             throw new IllegalArgumentException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
                     + Bf16Kernel.unavailableReason() + "; use auto (falls back to fp32 compute) instead");
         }
@@ -75,7 +75,7 @@ public final class Bf16Gemm {
     /** One line saying how bf16 matmuls run on this machine, and why when not natively. */
     public static String backend() {
         if (NATIVE) return "bf16 matmuls: AVX512_BF16 (vdpbf16ps), fp32 accumulation";
-        String why = KernelOptions.CURRENT.bf16Kernel().equals("fp32") ? "jtrain.bf16.kernel=fp32"
+        String why = KernelOptions.CURRENT.bf16Kernel() == KernelOptions.Bf16Mode.FP32 ? "jtrain.bf16.kernel=fp32"
                 : Bf16Kernel.unavailableReason();
         return "bf16 matmuls: fp32 compute on bf16-rounded operands (" + why + "); the values of bf16 hardware, not its speed";
     }

@@ -1,8 +1,10 @@
 package dev.jtrain.tensor.kernel;
 
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The kernel settings of this JVM, read and validated once, here, at class initialisation: the kernels' static
@@ -24,9 +26,15 @@ import java.util.Set;
  *                    Vector API; {@code native} = the machine-code kernel (which implies the 256-bit, 6-row tile) or
  *                    fail at start; {@code vector} = always the Vector API
  */
-public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, String bf16Kernel,
-                            String sgemmKernel) {
+public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM, long smallVolume, Bf16Mode bf16Kernel,
+                            SgemmMode sgemmKernel) {
     public static final String THREADS_ENV = "JTRAIN_THREADS";
+
+    /** How bf16 matmuls run ({@code -Djtrain.bf16.kernel}). */
+    public enum Bf16Mode { AUTO, NATIVE, FP32 }
+
+    /** How the 256-bit fp32 micro-kernel runs ({@code -Djtrain.sgemm.kernel}). */
+    public enum SgemmMode { AUTO, NATIVE, VECTOR }
 
     /** This JVM's settings. */
     public static final KernelOptions CURRENT = from(System.getProperties(), System.getenv());
@@ -38,13 +46,8 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
         }
         if (sgemmMr != 0 && sgemmMr != 6 && sgemmMr != 12) throw new IllegalArgumentException("jtrain.sgemm.mr must be 6 or 12: " + sgemmMr);
         if (smallM < 0 || smallVolume < 0) throw new IllegalArgumentException("small-product thresholds must be >= 0");
-        if (!Set.of("auto", "native", "fp32").contains(bf16Kernel)) {
-            throw new IllegalArgumentException("jtrain.bf16.kernel must be auto, native or fp32: " + bf16Kernel);
-        }
-        if (!Set.of("auto", "native", "vector").contains(sgemmKernel)) {
-            throw new IllegalArgumentException("jtrain.sgemm.kernel must be auto, native or vector: " + sgemmKernel);
-        }
-        if (sgemmKernel.equals("native") && (vectorBits == 512 || sgemmMr == 12)) {
+        if (bf16Kernel == null || sgemmKernel == null) throw new IllegalArgumentException("kernel modes must be set");
+        if (sgemmKernel == SgemmMode.NATIVE && (vectorBits == 512 || sgemmMr == 12)) {
             throw new IllegalArgumentException("jtrain.sgemm.kernel=native runs the 256-bit 6-row tile, but "
                     + (vectorBits == 512 ? "jtrain.sgemm.vectorBits=512" : "jtrain.sgemm.mr=12") + " asks for another; drop one of the two");
         }
@@ -58,8 +61,19 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
                 (int) number(props.getProperty("jtrain.sgemm.mr"), "jtrain.sgemm.mr", 0),
                 (int) number(props.getProperty("jtrain.sgemm.smallM"), "jtrain.sgemm.smallM", 16),
                 number(props.getProperty("jtrain.sgemm.smallVolume"), "jtrain.sgemm.smallVolume", 80L * 80 * 80),
-                props.getProperty("jtrain.bf16.kernel", "auto").trim(),
-                props.getProperty("jtrain.sgemm.kernel", "auto").trim());
+                mode(Bf16Mode.class, props.getProperty("jtrain.bf16.kernel"), "jtrain.bf16.kernel"),
+                mode(SgemmMode.class, props.getProperty("jtrain.sgemm.kernel"), "jtrain.sgemm.kernel"));
+    }
+
+    /** {@code v} as one of {@code type}'s constants, case-insensitively; AUTO when unset. */
+    private static <E extends Enum<E>> E mode(Class<E> type, String v, String name) {
+        if (v == null || v.isBlank()) return Enum.valueOf(type, "AUTO");
+        try {
+            return Enum.valueOf(type, v.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            String names = Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining(", "));
+            throw new IllegalArgumentException(name + " must be one of " + names + ": " + v.trim(), e);
+        }
     }
 
     private static int positive(String v, String name, int dflt) {

@@ -51,15 +51,15 @@ final class SgemmKernel {
 
     private static VectorSpecies<Float> pickSpecies() {
         int bits = KernelOptions.CURRENT.vectorBits();
-        if (bits == 256 || KernelOptions.CURRENT.sgemmKernel().equals("native")) return FloatVector.SPECIES_256;
+        if (bits == 256 || KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.NATIVE) return FloatVector.SPECIES_256;
         if (bits == 512) return FloatVector.SPECIES_512;
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
     }
 
     private static boolean resolveNative() {
-        String mode = KernelOptions.CURRENT.sgemmKernel();
-        if (mode.equals("vector") || MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
-        if (mode.equals("native") && !SgemmAvx2Kernel.available()) {
+        KernelOptions.SgemmMode mode = KernelOptions.CURRENT.sgemmKernel();
+        if (mode == KernelOptions.SgemmMode.VECTOR || MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
+        if (mode == KernelOptions.SgemmMode.NATIVE && !SgemmAvx2Kernel.available()) {
             throw new IllegalArgumentException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
                     + SgemmAvx2Kernel.unavailableReason() + "; use auto (falls back to the Vector API) instead");
         }
@@ -70,14 +70,14 @@ final class SgemmKernel {
     static String backend() {
         if (NATIVE) return "fp32 matmuls: AVX2 + FMA machine-code micro-kernel, " + MR + " x " + NR + " tiles";
         String why = MR == SgemmAvx2Kernel.MR && NR == SgemmAvx2Kernel.NR
-                ? " (" + (KernelOptions.CURRENT.sgemmKernel().equals("vector") ? "jtrain.sgemm.kernel=vector"
+                ? " (" + (KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.VECTOR ? "jtrain.sgemm.kernel=vector"
                 : SgemmAvx2Kernel.unavailableReason()) + ")" : "";
         return "fp32 matmuls: Vector API micro-kernel, " + S.vectorBitSize() + "-bit, " + MR + " x " + NR + " tiles" + why;
     }
 
     private static int pickMr() {
         if (KernelOptions.CURRENT.sgemmMr() != 0) return KernelOptions.CURRENT.sgemmMr();
-        if (KernelOptions.CURRENT.sgemmKernel().equals("native")) return 6;
+        if (KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.NATIVE) return 6;
         // AVX-512 (and only it) doubles the register file to 32; the preferred species tells us which we have.
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? 12 : 6;
     }

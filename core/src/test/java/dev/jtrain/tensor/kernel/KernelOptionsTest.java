@@ -17,7 +17,7 @@ class KernelOptionsTest {
 
     @Test
     void defaultsWhenNothingIsSet() {
-        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80, "auto", "auto"));
+        assertThat(KernelOptions.from(props(), Map.of())).isEqualTo(new KernelOptions(0, 0, 0, 16, 80L * 80 * 80, KernelOptions.Bf16Mode.AUTO, KernelOptions.SgemmMode.AUTO));
     }
 
     @Test
@@ -33,9 +33,10 @@ class KernelOptionsTest {
         assertThat(o.sgemmMr()).isEqualTo(6);
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.vectorBits", "128"), Map.of())).hasMessageContaining("256 or 512");
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.mr", "8"), Map.of())).hasMessageContaining("6 or 12");
-        assertThat(KernelOptions.from(props("jtrain.sgemm.kernel", "vector"), Map.of()).sgemmKernel()).isEqualTo("vector");
+        assertThat(KernelOptions.from(props("jtrain.sgemm.kernel", "vector"), Map.of()).sgemmKernel()).isEqualTo(KernelOptions.SgemmMode.VECTOR);
+        assertThat(KernelOptions.from(props("jtrain.bf16.kernel", " FP32 "), Map.of()).bf16Kernel()).isEqualTo(KernelOptions.Bf16Mode.FP32);
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.kernel", "asm"), Map.of()))
-                .hasMessageContaining("jtrain.sgemm.kernel must be auto, native or vector");
+                .hasMessageContaining("jtrain.sgemm.kernel must be one of auto, native, vector: asm");
         assertThatThrownBy(() -> KernelOptions.from(props("jtrain.sgemm.kernel", "native", "jtrain.sgemm.mr", "12"), Map.of()))
                 .hasMessageContaining("jtrain.sgemm.mr=12");
     }

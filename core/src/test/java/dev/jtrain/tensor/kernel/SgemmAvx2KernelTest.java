@@ -20,7 +20,7 @@ class SgemmAvx2KernelTest {
     @Test
     void theMachineCodeIsChosenWhereverItCanRunTheSelectedTile() {
         boolean fits = SgemmKernel.MR == MR && SgemmKernel.NR == NR;
-        boolean expected = fits && SgemmAvx2Kernel.available() && !KernelOptions.CURRENT.sgemmKernel().equals("vector");
+        boolean expected = fits && SgemmAvx2Kernel.available() && KernelOptions.CURRENT.sgemmKernel() != KernelOptions.SgemmMode.VECTOR;
         assertThat(SgemmKernel.NATIVE).as(Sgemm.backend()).isEqualTo(expected);
         assertThat(Sgemm.backend()).contains(expected ? "machine-code" : "Vector API");
     }
