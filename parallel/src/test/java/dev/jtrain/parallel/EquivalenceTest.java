@@ -32,9 +32,12 @@ class EquivalenceTest {
     /** @param gradNorms the global gradient norm before clipping, per step: catches a uniformly mis-scaled gradient */
     record Result(float[] losses, float[] gradNorms, float[] params) {}
 
-    static int[][] batch(int step, int micro) {
+    /** World sizes 5 and 7 split a global batch of 35 rows (12 does not divide). */
+    static final int GLOBAL_BATCH_5_7 = 35;
+
+    static int[][] batch(int step, int micro, int globalBatch) {
         Rng rng = new Rng(1000L * step + micro);
-        int[] x = new int[GLOBAL_BATCH * T], y = new int[GLOBAL_BATCH * T];
+        int[] x = new int[globalBatch * T], y = new int[globalBatch * T];
         for (int i = 0; i < x.length; i++) {
             x[i] = rng.nextInt(VOCAB);
             y[i] = (7 * x[i] + 3) % VOCAB; // learnable, so the loss must fall
@@ -60,15 +63,20 @@ class EquivalenceTest {
     }
 
     static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model, Precision precision, Branch branch) {
+        return train(rank, world, dp, flat, model, precision, branch, GLOBAL_BATCH);
+    }
+
+    static Result train(int rank, int world, DataParallel dp, FlatParameters flat, TinyLm model, Precision precision, Branch branch,
+                        int globalBatch) {
         assertThat(dp.worldSize()).as("the strategy's world size is the job's").isEqualTo(world);
         assertThat(dp.rank()).as("the strategy's rank is the job's").isEqualTo(rank);
         float[] losses = new float[STEPS], norms = new float[STEPS];
-        int rows = GLOBAL_BATCH / world;
+        int rows = globalBatch / world;
         for (int step = 0; step < STEPS; step++) {
             dp.zeroGrad();
             float sum = 0;
             for (int micro = 0; micro < ACCUM; micro++) {
-                int[][] b = batch(step, micro);
+                int[][] b = batch(step, micro, globalBatch);
                 int[] x = java.util.Arrays.copyOfRange(b[0], rank * rows * T, (rank + 1) * rows * T);
                 int[] y = java.util.Arrays.copyOfRange(b[1], rank * rows * T, (rank + 1) * rows * T);
                 dp.beginMicroStep(micro == ACCUM - 1);
@@ -95,12 +103,16 @@ class EquivalenceTest {
     }
 
     static Result run(int world, int stage, GradWire wire, Precision precision) throws Exception {
+        return run(world, stage, wire, precision, GLOBAL_BATCH);
+    }
+
+    static Result run(int world, int stage, GradWire wire, Precision precision, int globalBatch) throws Exception {
         DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withGradWire(wire);
         List<Result> rs = LocalRanks.run(world, (rank, pg) -> {
             TinyLm model = new TinyLm(VOCAB, DIM, 42 + rank); // different init per rank: DDP/ZeRO must broadcast rank 0's
             FlatParameters flat = FlatParameters.of(model);
             DataParallel dp = DataParallel.create(flat, model, pg, o, null);
-            return train(rank, world, dp, flat, model, precision);
+            return train(rank, world, dp, flat, model, precision, Branch.TAKEN, globalBatch);
         });
         for (Result r : rs.subList(1, rs.size())) assertThat(r.params()).containsExactly(rs.get(0).params());
         return rs.get(0);
@@ -273,6 +285,28 @@ class EquivalenceTest {
         FlatParameters flat = FlatParameters.of(model);
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
         Result multi = run(world, stage);
+        for (int s = 0; s < STEPS; s++) {
+            assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
+            assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
+        }
+        for (int i = 0; i < single.params().length; i++)
+            assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
+        assertThat(multi.losses()[STEPS - 1]).isLessThan(multi.losses()[0]);
+    }
+
+    /**
+     * World sizes 5 and 7 (odd, prime: no shard, bucket or ring divides evenly), DDP and each ZeRO stage, on a global
+     * batch of 35 rows: like one rank, to the tolerances of {@link #nRanksTrainLikeOneRank}.
+     */
+    @ParameterizedTest(name = "world {0}, ZeRO stage {1}")
+    @CsvSource({"5,0", "7,0", "5,1", "7,2", "5,3", "7,3"})
+    @Timeout(180)
+    void fiveAndSevenRanksTrainLikeOneRank(int world, int stage) throws Exception {
+        TinyLm model = new TinyLm(VOCAB, DIM, 42);
+        FlatParameters flat = FlatParameters.of(model);
+        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, Branch.TAKEN,
+                GLOBAL_BATCH_5_7);
+        Result multi = run(world, stage, GradWire.FP32, Precision.FP32, GLOBAL_BATCH_5_7);
         for (int s = 0; s < STEPS; s++) {
             assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
