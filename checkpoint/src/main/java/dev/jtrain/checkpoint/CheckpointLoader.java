@@ -73,22 +73,36 @@ final class CheckpointLoader {
         try {
             m = CheckpointMetadata.read(storage, dir);
         } catch (CheckpointException e) {
-            error = "rank " + rank + ": " + e.getMessage();
+            error = failure(e);
         }
         agree(dir, error);
         return m;
     }
 
-    /** Every rank's {@code error} (null = none) is gathered; if any rank has one, every rank throws all of them. */
+    /** Marks the errors {@link #agree} gathers: the checkpoint's own fault, or anything else. */
+    private static final char CORRUPT = 'C', FAILED = 'F';
+
+    /**
+     * Every rank's {@code error} (null = none; from {@link #failure}) is gathered; if any rank has one, every rank
+     * throws all of them: {@link CheckpointCorruptException} when each is the checkpoint's own fault (a missing,
+     * truncated or malformed file, a CRC32C mismatch), so that a caller may fall back to an older one; otherwise (the
+     * storage failed to read, the checkpoint does not fit the model, the rank ran out of memory) a plain
+     * {@link CheckpointException}, since an older checkpoint would not be any better and this one must not be set aside.
+     */
     private void agree(Path dir, String error) {
-        String all = error == null ? "" : error;
+        List<String> errors = new ArrayList<>();
         if (group != null) {
-            StringBuilder sb = new StringBuilder();
-            for (byte[] b : ByteExchange.allGather(group, all.getBytes(StandardCharsets.UTF_8)))
-                if (b.length > 0) sb.append(sb.isEmpty() ? "" : "; ").append(new String(b, StandardCharsets.UTF_8));
-            all = sb.toString();
+            for (byte[] b : ByteExchange.allGather(group, (error == null ? "" : error).getBytes(StandardCharsets.UTF_8)))
+                if (b.length > 0) errors.add(new String(b, StandardCharsets.UTF_8));
+        } else if (error != null) {
+            errors.add(error);
         }
-        if (!all.isEmpty()) throw new CheckpointCorruptException(dir, "loading " + dir + " failed, live state untouched: " + all, null);
+        if (errors.isEmpty()) return;
+        boolean corrupt = errors.stream().allMatch(e -> e.charAt(0) == CORRUPT);
+        String all = String.join("; ", errors.stream().map(e -> e.substring(1)).toList());
+        if (corrupt) throw new CheckpointCorruptException(dir, "loading " + dir + " failed, live state untouched: " + all, null);
+        throw new CheckpointException("loading " + dir + " failed, live state untouched (the checkpoint was not found corrupt, so it"
+                + " is neither skipped nor set aside): " + all);
     }
 
     /** The step directory to load, from the storage; names the root when there is none. */
@@ -111,17 +125,29 @@ final class CheckpointLoader {
      * Loads committed step {@code dir}.
      *
      * @throws CheckpointCorruptException on every rank alike, live state untouched, if any rank finds its metadata or a
-     *                                    piece it reads missing, unreadable or failing verification
+     *                                    piece it reads missing, malformed or failing verification (and none fails
+     *                                    otherwise: then a {@link CheckpointException}, on every rank alike too)
      */
     LoadReport loadStep(Path dir, Map<String, Stateful> state, LoadOptions options) {
         long t0 = System.nanoTime();
         CheckpointMetadata m = agreedMetadata(dir);
-        for (String key : state.keySet())
-            if (!m.state().containsKey(key))
-                throw new CheckpointException("checkpoint " + dir + " has no state part '" + key + "' (it has " + m.state().keySet() + ")");
-        List<TensorShard> live = LocalPlan.liveShards(state);
-        LocalPlan local = LocalPlan.of(rank, world, state);
-        List<LoadPlanner.ShardPlan> plans = LoadPlanner.plan(m, dir, live, local.shards());
+        // Planning can fail on some ranks only (under ZeRO a rank plans only the ranges it owns, so only the owner of a
+        // tensor whose shape does not match finds out): the ranks agree before any collective could wait for one.
+        List<TensorShard> live = null;
+        LocalPlan local = null;
+        List<LoadPlanner.ShardPlan> plans = null;
+        String planError = null;
+        try {
+            for (String key : state.keySet())
+                if (!m.state().containsKey(key))
+                    throw new CheckpointException("checkpoint " + dir + " has no state part '" + key + "' (it has " + m.state().keySet() + ")");
+            live = LocalPlan.liveShards(state);
+            local = LocalPlan.of(rank, world, state);
+            plans = LoadPlanner.plan(m, dir, live, local.shards());
+        } catch (RuntimeException e) {
+            planError = failure(e);
+        }
+        agree(dir, planError);
 
         Map<String, Integer> roots = group != null && options.broadcast() && world > 1 ? broadcastRoots(local) : Map.of();
         List<String> rangeKeys = local.shards().stream().map(PlannedShard::rangeKey).toList();
@@ -136,7 +162,14 @@ final class CheckpointLoader {
         Map<CheckpointMetadata.Piece, Swappable> swappable = new HashMap<>();
         rp.swappable().forEach((piece, target) -> swappable.put(piece, new Swappable(target.source(), target.shard())));
 
-        StagingPool.Buffer buf = staging.acquire(size);
+        StagingPool.Buffer buf = null;
+        String stagingError = null;
+        try {
+            buf = staging.acquire(size);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            stagingError = failure(new CheckpointException("staging " + size + " bytes to load " + dir + ": " + e, e));
+        }
+        agree(dir, stagingError); // before the broadcasts, which every rank's staging takes part in
         MemorySegment stage = buf.segment();
         List<Work> inFlight = new ArrayList<>();
         LiveSwaps swaps = new LiveSwaps();
@@ -256,7 +289,8 @@ final class CheckpointLoader {
 
     /** What this rank tells the others about a failed read: a checkpoint problem as it is, anything else as unexpected. */
     private String failure(Throwable e) {
-        return "rank " + rank + ": " + (e instanceof CheckpointException ? e.getMessage() : "loading failed unexpectedly: " + e);
+        return (e instanceof CheckpointCorruptException ? CORRUPT : FAILED) + "rank " + rank + ": "
+                + (e instanceof CheckpointException ? e.getMessage() : "loading failed unexpectedly: " + e);
     }
 
     /** A range of staging left to copy into a live buffer after the agreement. */

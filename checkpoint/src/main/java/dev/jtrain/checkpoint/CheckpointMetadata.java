@@ -59,9 +59,9 @@ public record CheckpointMetadata(String format, int version, long step, int worl
         try {
             bytes = storage.readMetadata(stepDir);
         } catch (NoSuchFileException e) {
-            throw new CheckpointException("checkpoint " + stepDir + " is not committed (no " + CheckpointDirectory.METADATA
-                    + "): it is incomplete or was interrupted; load an earlier step or the one 'latest' names");
-        } catch (IOException e) {
+            throw new CheckpointCorruptException(stepDir, "checkpoint " + stepDir + " is not committed (no " + CheckpointDirectory.METADATA
+                    + "): it is incomplete or was interrupted; load an earlier step or the one 'latest' names", e);
+        } catch (IOException e) { // the storage failed, not the checkpoint: not corrupt (a fallback would skip a good one)
             throw new CheckpointException("cannot read the metadata of " + stepDir + ": " + e, e);
         }
         String f = stepDir.resolve(CheckpointDirectory.METADATA).toString();
@@ -69,10 +69,10 @@ public record CheckpointMetadata(String format, int version, long step, int worl
         try {
             m = MetadataReader.read(bytes);
         } catch (CheckpointException e) {
-            throw new CheckpointException("metadata file " + f + " is corrupt: " + e.getMessage(), e);
+            throw new CheckpointCorruptException(stepDir, "metadata file " + f + " is corrupt: " + e.getMessage(), e);
         }
         if (!FORMAT.equals(m.format()))
-            throw new CheckpointException("metadata file " + f + " has format '" + m.format() + "', expected '" + FORMAT + "'");
+            throw new CheckpointCorruptException(stepDir, "metadata file " + f + " has format '" + m.format() + "', expected '" + FORMAT + "'", null);
         if (m.version() > VERSION)
             throw new CheckpointException("metadata file " + f + " has version " + m.version() + "; this jtrain reads up to "
                     + VERSION + " (upgrade jtrain)");

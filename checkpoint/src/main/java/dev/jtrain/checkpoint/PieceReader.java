@@ -175,8 +175,8 @@ final class PieceReader implements AutoCloseable {
         awaitFinished(i);
         String got = Crc32c.hex(crc.getValue());
         if (!got.equals(p.crc32c()))
-            throw new CheckpointException("file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + itemOf(p)
-                    + "): CRC32C " + got + " does not match the saved " + p.crc32c() + "; the file is corrupt");
+            throw new CheckpointCorruptException(dir, "file " + dir.resolve(p.file()) + ", tensor " + p.tensor() + " (item " + itemOf(p)
+                    + "): CRC32C " + got + " does not match the saved " + p.crc32c() + "; the file is corrupt", null);
         bytesRead += p.byteLength(); // also where consumption stands in read order (pieces are consumed in it)
         consumed.add(p);
     }
@@ -308,9 +308,9 @@ final class PieceReader implements AutoCloseable {
             if (end < Math.min(pos + n, run.fileEnd())) {
                 landing = landedUpTo(run, landing, Math.max(end, run.fileStart())); // the pieces before it are whole
                 CheckpointMetadata.Piece p = run.pieces().get(landing);
-                throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + itemOf(p) + "): the"
+                throw new CheckpointCorruptException(dir, "file " + f.path() + ", tensor " + p.tensor() + " (item " + itemOf(p) + "): the"
                         + " file ends at byte " + f.source().size() + ", before the tensor's last byte at "
-                        + (p.fileOffset() + p.byteLength()) + " (truncated)");
+                        + (p.fileOffset() + p.byteLength()) + " (truncated)", null);
             }
             landing = landedUpTo(run, landing, Math.min(end, run.fileEnd()));
             pos += n;
@@ -349,22 +349,22 @@ final class PieceReader implements AutoCloseable {
     private void check(OpenFile f, CheckpointMetadata.Piece p) {
         String item = itemOf(p);
         if (!f.header().contains(p.tensor()))
-            throw new CheckpointException("file " + f.path() + " has no tensor " + p.tensor() + " (item " + item + ")");
+            throw new CheckpointCorruptException(dir, "file " + f.path() + " has no tensor " + p.tensor() + " (item " + item + ")", null);
         TensorInfo info = f.header().info(p.tensor());
         if (p.byteLength() != 4 * p.length())
-            throw new CheckpointException("metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): "
-                    + p.length() + " F32 elements cannot take " + p.byteLength() + " bytes; the metadata is corrupt");
+            throw new CheckpointCorruptException(dir, "metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): "
+                    + p.length() + " F32 elements cannot take " + p.byteLength() + " bytes; the metadata is corrupt", null);
         if (!"F32".equals(info.dtype().name()) || info.byteLength() != p.byteLength())
-            throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): stored as "
-                    + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength());
+            throw new CheckpointCorruptException(dir, "file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): stored as "
+                    + info.dtype() + " with " + info.byteLength() + " bytes, metadata says F32 with " + p.byteLength(), null);
         long at = f.header().dataStart() + info.begin();
         if (p.fileOffset() != at)
-            throw new CheckpointException("metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): says the"
-                    + " bytes start at offset " + p.fileOffset() + ", the file's header at " + at + "; the metadata is corrupt");
+            throw new CheckpointCorruptException(dir, "metadata of " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): says the"
+                    + " bytes start at offset " + p.fileOffset() + ", the file's header at " + at + "; the metadata is corrupt", null);
         // landed ranges are placed float by float (LiveSwaps), from chunk boundaries counted in file offsets
         if (at % 4 != 0)
-            throw new CheckpointException("file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): F32 data at"
-                    + " offset " + at + ", not a multiple of 4; this writer's files align their data, rewrite the file with it");
+            throw new CheckpointCorruptException(dir, "file " + f.path() + ", tensor " + p.tensor() + " (item " + item + "): F32 data at"
+                    + " offset " + at + ", not a multiple of 4; this writer's files align their data, rewrite the file with it", null);
     }
 
     /** Fails every piece of {@code run} that has not finished landing with {@code why(piece, item)}. */
@@ -392,8 +392,11 @@ final class PieceReader implements AutoCloseable {
             f = new OpenFile(path, SafetensorsIndex.read(path, source.size(), source::read), source);
         } catch (SafetensorsException e) {
             if (source != null) source.close();
-            throw new CheckpointException("file " + path + " (items " + itemsIn(p.file()) + "): " + e.getMessage(), e);
-        } catch (IOException e) {
+            throw new CheckpointCorruptException(dir, "file " + path + " (items " + itemsIn(p.file()) + "): " + e.getMessage(), e);
+        } catch (java.nio.file.NoSuchFileException e) { // a committed checkpoint without one of its files is incomplete
+            if (source != null) source.close();
+            throw new CheckpointCorruptException(dir, "file " + path + " (items " + itemsIn(p.file()) + ") is missing: " + e.getMessage(), e);
+        } catch (IOException e) { // the storage failed, not the checkpoint
             if (source != null) source.close();
             throw new CheckpointException("file " + path + " (items " + itemsIn(p.file()) + "): cannot read: " + e, e);
         }

@@ -110,6 +110,76 @@ class NewestValidLoadTest {
         assertThat(back.check(9)).isNull();
     }
 
+    /**
+     * The storage fails to read the newest step's shard (an NFS "stale file handle", an EIO): that is not the
+     * checkpoint's fault, so a resume must neither load an older step nor set the newest aside; it fails, naming the
+     * error, with the state untouched, and loads the newest once the storage reads again.
+     */
+    @Test
+    void aStorageThatFailsToReadDoesNotMakeTheCheckpointCorrupt() throws Exception {
+        try (Checkpointer c = new Checkpointer(null)) {
+            for (int step = 1; step <= 2; step++) c.save(root, Map.of("model", CheckpointerTest.model().fill(step)), SaveOptions.at(step)).join();
+        }
+        java.util.concurrent.atomic.AtomicBoolean failing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        var real = new dev.jtrain.checkpoint.storage.posix.PosixStorage(false);
+        var flaky = (dev.jtrain.checkpoint.storage.CheckpointStorage) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {dev.jtrain.checkpoint.storage.CheckpointStorage.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("openShard") && failing.get() && args[0].toString().endsWith("step-000002"))
+                        throw new IOException("Stale file handle");
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        ArrayState back = CheckpointerTest.model().fill(9);
+        try (Checkpointer c = new Checkpointer(null, CheckpointerOptions.defaults(), flaky)) {
+            assertThatThrownBy(() -> c.load(root, Map.of("model", back), LoadOptions.newestValid()))
+                    .isInstanceOf(CheckpointException.class).isNotInstanceOf(CheckpointCorruptException.class)
+                    .hasMessageContainingAll("step-000002", "Stale file handle", "not found corrupt");
+            assertThat(back.check(9)).as("the state is untouched").isNull();
+            assertThat(root.resolve("step-000002")).as("not set aside").isDirectory();
+            assertThat(root.resolve("step-000002.unusable")).doesNotExist();
+            assertThat(CheckpointDirectory.latest(root)).contains(root.resolve("step-000002"));
+            failing.set(false);
+            assertThat(c.load(root, Map.of("model", back), LoadOptions.newestValid()).step()).isEqualTo(2);
+        }
+        assertThat(back.check(2)).isNull();
+    }
+
+    /**
+     * A tensor only one rank holds is missing from the checkpoint (a model that does not fit it, under sharding only
+     * its owner finds out): every rank fails at once naming that rank and tensor, instead of the others waiting in the
+     * load's collectives until the timeout; and the checkpoint is not set aside (it is not corrupt).
+     */
+    @Test
+    void aPlanErrorOnOneRankFailsEveryRankAtOnceNamingIt() throws Exception {
+        Path r = root.resolve("plan");
+        LocalRanks.run(3, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg)) {
+                return c.save(r, Map.of("state", DistributedCheckpointTest.layout(rank, 3).fill(1)), SaveOptions.at(1)).join();
+            }
+        });
+        long t0 = System.nanoTime();
+        List<String> errors = LocalRanks.run(3, (rank, pg) -> {
+            ArrayState s = DistributedCheckpointTest.layout(rank, 3).fill(7);
+            if (rank == 2) s.add("m.extra", new long[] {40}, 0, 40, false);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                assertThatThrownBy(() -> c.load(r, Map.of("state", s), LoadOptions.newestValid()))
+                        .isInstanceOf(CheckpointException.class).isNotInstanceOf(CheckpointCorruptException.class);
+                try {
+                    c.load(r, Map.of("state", s), LoadOptions.latest());
+                    return "loaded";
+                } catch (CheckpointException e) {
+                    return e.getMessage();
+                }
+            }
+        });
+        assertThat(System.nanoTime() - t0).as("well before the 60 s collective timeout").isLessThan(20_000_000_000L);
+        assertThat(errors).allSatisfy(e -> assertThat(e).contains("rank 2", "m.extra"));
+        assertThat(r.resolve("step-000001")).isDirectory();
+    }
+
     /** Rank 1's shard of the newest step is corrupt: both ranks (broadcast load or not) fall back to the same step. */
     @Test
     void everyRankFallsBackToTheSameStep() throws Exception {
