@@ -478,7 +478,7 @@ public final class Checkpointer implements AutoCloseable {
             spans.span("ckpt write+fsync", w0, w1);
             long stall = options.overlapSnapshot() ? returned - t0 : options.async() ? snap.endNanos() - t0 : -1;
             List<RankReport> all;
-            String outcome = null, mixed = null;
+            String outcome = null, mixed = null, note = null;
             boolean reported = false, committedHere = false;
             try {
                 if (group == null) {
@@ -498,12 +498,19 @@ public final class Checkpointer implements AutoCloseable {
                 if (rank == 0) {
                     outcome = mixed != null ? mixed : commit(all);
                     committedHere = outcome == null;
+                    // Retention comes after the commit, outside its verdict: the checkpoint is committed whatever
+                    // happens to the older ones, and a failure to delete them is reported, not a failed save.
+                    if (committedHere) note = retain(dir);
                 }
                 if (group != null) {
                     byte[] verdict = ByteExchange.broadcast(group, mixed != null ? SaveMessage.wrap(SaveMessage.LAYOUT_MISMATCH, mixed)
+                            : note != null ? SaveMessage.wrap(SaveMessage.COMMITTED_WITH_NOTE, note)
                             : SaveMessage.wrap(SaveMessage.OUTCOME, outcome == null ? "" : outcome), 0);
                     outcome = SaveMessage.text(verdict);
-                    if (SaveMessage.kind(verdict) == SaveMessage.LAYOUT_MISMATCH) planner.invalidate();
+                    if (SaveMessage.kind(verdict) == SaveMessage.COMMITTED_WITH_NOTE) {
+                        note = outcome;
+                        outcome = "";
+                    } else if (SaveMessage.kind(verdict) == SaveMessage.LAYOUT_MISMATCH) planner.invalidate();
                     else if (SaveMessage.kind(verdict) != SaveMessage.OUTCOME)
                         outcome = "rank " + rank + " got an unexpected answer from the coordinator (kind '" + (char) SaveMessage.kind(verdict)
                                 + "'); the ranks are out of step";
@@ -527,7 +534,18 @@ public final class Checkpointer implements AutoCloseable {
             if (outcome != null && !outcome.isEmpty())
                 throw new CheckpointException("checkpoint " + dir + " not committed: " + outcome);
             return new SaveReport(options.step(), dir, planned.cacheHit(), planned.planningNanos(), snap.nanos(),
-                    stall >= 0 ? stall : c1 - t0, w1 - w0, cpu, c1 - t0, plan.bytesWrittenPerRank());
+                    stall >= 0 ? stall : c1 - t0, w1 - w0, cpu, c1 - t0, plan.bytesWrittenPerRank(), note);
+        }
+
+        /** Coordinator, after the commit: applies keep-last; returns what failed, else null. */
+        private String retain(Path dir) {
+            try {
+                storage.retain(root, options.keepLast(), dir);
+                return null;
+            } catch (IOException | RuntimeException e) {
+                return "committed, but removing checkpoints older than the newest " + options.keepLast() + " under " + root
+                        + " failed: " + e + "; they stay until a later save removes them";
+            }
         }
 
         /** Coordinator: returns null when committed, else what went wrong (every rank will throw it). */
@@ -563,7 +581,6 @@ public final class Checkpointer implements AutoCloseable {
                         options.step(), world, Instant.now().toString(), items, state, files, plan.layout());
                 storage.syncStep(dir); // every rank's published shard file is durable before the commit
                 storage.commit(root, dir, Json.bytes(m));
-                storage.retain(root, options.keepLast(), dir);
                 return null;
             } catch (IOException | RuntimeException e) {
                 return "coordinator (rank 0) could not commit " + dir + ": " + e;

@@ -27,6 +27,8 @@ final class SaveMessage {
     static final byte OUTCOME = 'O';
     /** A verdict of OUTCOME's kind for mixed phases: the save fails and every rank clears its plan cache. */
     static final byte LAYOUT_MISMATCH = 'M';
+    /** The coordinator's verdict for a committed checkpoint with something to report (retention failed): its text. */
+    static final byte COMMITTED_WITH_NOTE = 'N';
 
     private SaveMessage() {}
 

@@ -21,7 +21,8 @@ import java.nio.file.Path;
  * @param totalNanos          from the call to the commit being durable
  */
 public record SaveReport(long step, Path directory, boolean planCacheHit, long planningNanos, long snapshotNanos,
-                         long stallNanos, long writeNanos, long writeCpuNanos, long totalNanos, long[] bytesWrittenPerRank) {
+                         long stallNanos, long writeNanos, long writeCpuNanos, long totalNanos, long[] bytesWrittenPerRank,
+                         String note) {
     public long bytesWrittenTotal() {
         long b = 0;
         for (long x : bytesWrittenPerRank) b += x;

@@ -148,6 +148,42 @@ class NewestValidLoadTest {
     }
 
     /**
+     * Removing older checkpoints (keep-last) fails after the commit: the save still succeeds on every rank, says what
+     * failed in its report, and the step is committed and loads; the older one stays.
+     */
+    @Test
+    void aRetentionFailureAfterTheCommitIsReportedNotAFailedSave() throws Exception {
+        Path r = root.resolve("retain");
+        var real = new dev.jtrain.checkpoint.storage.posix.PosixStorage(false);
+        var noDelete = (dev.jtrain.checkpoint.storage.CheckpointStorage) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {dev.jtrain.checkpoint.storage.CheckpointStorage.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("retain")) throw new IOException("Permission denied");
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        List<String> notes = LocalRanks.run(2, (rank, pg) -> {
+            try (Checkpointer c = new Checkpointer(pg, CheckpointerOptions.defaults(), noDelete)) {
+                c.save(r, Map.of("state", DistributedCheckpointTest.layout(rank, 2).fill(1)), SaveOptions.at(1).withKeepLast(1)).join();
+                return c.save(r, Map.of("state", DistributedCheckpointTest.layout(rank, 2).fill(2)), SaveOptions.at(2).withKeepLast(1)).join().note();
+            }
+        });
+        assertThat(notes).allSatisfy(n -> assertThat(n).contains("committed", "Permission denied"));
+        assertThat(CheckpointDirectory.latest(r)).contains(r.resolve("step-000002"));
+        assertThat(r.resolve("step-000001")).as("kept: retention failed").isDirectory();
+        List<String> loaded = LocalRanks.run(2, (rank, pg) -> {
+            ArrayState s = DistributedCheckpointTest.layout(rank, 2).fill(7);
+            try (Checkpointer c = new Checkpointer(pg)) {
+                c.load(r, Map.of("state", s), LoadOptions.latest());
+            }
+            return s.check(2);
+        });
+        assertThat(loaded).containsOnlyNulls();
+    }
+
+    /**
      * A tensor only one rank holds is missing from the checkpoint (a model that does not fit it, under sharding only
      * its owner finds out): every rank fails at once naming that rank and tensor, instead of the others waiting in the
      * load's collectives until the timeout; and the checkpoint is not set aside (it is not corrupt).

@@ -95,6 +95,14 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         else plain.println(line);
     }
 
+    @Override
+    public void onCheckpointNote(String tier, int step, String note) {
+        log.write("checkpoint_note", Map.of("tier", tier, "step", step, "note", note));
+        String line = String.format("%s checkpoint step-%06d %s", tier, step, note);
+        if (bar != null) bar.setExtraMessage(line);
+        else plain.println(line);
+    }
+
     static String formatSeconds(double s) {
         long t = Math.round(s);
         return t >= 3600 ? String.format("%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60) : String.format("%d:%02d", t / 60, t % 60);

@@ -47,4 +47,6 @@ final class RecoveryReport implements TrainListener {
     @Override public void onCheckpoint(CheckpointMetrics m) { inner.onCheckpoint(m); }
 
     @Override public void onCheckpointFailed(String tier, int step, String why) { inner.onCheckpointFailed(tier, step, why); }
+
+    @Override public void onCheckpointNote(String tier, int step, String note) { inner.onCheckpointNote(tier, step, note); }
 }

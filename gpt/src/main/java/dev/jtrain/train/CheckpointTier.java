@@ -126,5 +126,6 @@ public final class CheckpointTier {
         listener.onCheckpoint(new CheckpointMetrics((int) r.step(), async, blockedMs, waitMs, r.totalNanos() / 1e9,
                 r.bytesWrittenPerRank()[checkpointer.rank()], r.writeCpuNanos() < 0 ? -1 : r.writeCpuNanos() / 1e6,
                 (System.nanoTime() - runStart) / 1e9, name));
+        if (r.note() != null) listener.onCheckpointNote(name, (int) r.step(), r.note());
     }
 }

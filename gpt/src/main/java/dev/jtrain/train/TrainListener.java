@@ -10,4 +10,7 @@ public interface TrainListener {
 
     /** A save to a best-effort tier (the nodes' memory) failed; training went on. */
     default void onCheckpointFailed(String tier, int step, String why) {}
+
+    /** A save committed with something to report (removing older checkpoints failed). */
+    default void onCheckpointNote(String tier, int step, String note) {}
 }
