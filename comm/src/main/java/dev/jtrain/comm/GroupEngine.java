@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntFunction;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The execution side of one process group: a single communication thread that runs collectives in issue order,
@@ -210,7 +211,9 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
                 w.fail(new BufferModifiedException(w.description() + ": " + complaint + "; the caller must not touch a "
                         + "buffer until its Work completes (JTRAIN_DEBUG=DETAIL check)"));
             } else {
-                w.succeed();
+                synchronized (w) { // against onTimeout
+                    w.succeed();
+                }
             }
         } catch (CollectiveMismatchException e) {
             disarm(dog, collective);
@@ -237,23 +240,38 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
 
     void peerHosts(IntFunction<String> hostOfPeer) { peerHost = hostOfPeer; }
 
+    /** A sub-group's rank's rank in the world group (identity for the world group), for failure messages. */
+    private volatile IntUnaryOperator worldRankOf = IntUnaryOperator.identity();
+
+    void worldRanks(IntUnaryOperator groupToWorld) { worldRankOf = groupToWorld; }
+
     private String peerName(int peer) {
         String h = peerHost.apply(peer);
-        return "peer rank " + peer + (h == null ? "" : " on host " + h);
+        int world = worldRankOf.applyAsInt(peer);
+        return "peer rank " + peer + (world == peer ? "" : " (world rank " + world + ")") + (h == null ? "" : " on host " + h);
+    }
+
+    /** Who the collective's last transfer was with: the peer received from, and in an exchange the one sent to. */
+    private String lastPeers(CollectiveContext c) {
+        if (c == null || c.lastPeer() < 0) return null;
+        int to = c.lastSendPeer();
+        return to < 0 ? peerName(c.lastPeer()) : peerName(to) + " (sending) or " + peerName(c.lastPeer()) + " (receiving)";
     }
 
     private void onTimeout(CommWork w, boolean collective) {
-        CollectiveContext c = collective ? current : null;
-        String peer = c != null && c.lastPeer() >= 0 ? " (waiting on " + peerName(c.lastPeer()) + ")" : "";
+        String peers = lastPeers(collective ? current : null);
         CommTimeoutException e = new CommTimeoutException(w.description() + ": did not complete within timeoutMs="
-                + timeoutMs + peer + "; a rank is hung, died, or did not issue this operation");
-        if (collective && broken == null && !w.isCompleted()) broken = e;
-        w.fail(e);
+                + timeoutMs + (peers == null ? "" : " (waiting on " + peers + ")") + "; a rank is hung, died, or did not issue this operation");
+        synchronized (w) { // atomic with the operation's own completion: a collective that finished first stays a success
+            if (w.isCompleted()) return;
+            if (collective && broken == null) broken = e;
+            w.fail(e);
+        }
     }
 
     private CommException wrap(String description, Throwable e, boolean collective) {
-        CollectiveContext c = collective ? current : null;
-        String peer = c != null && c.lastPeer() >= 0 ? " with " + peerName(c.lastPeer()) : "";
+        String peers = lastPeers(collective ? current : null);
+        String peer = peers == null ? "" : " with " + peers;
         CommException why = aborted;
         if (why != null) return new CommException(description + " aborted: " + why.getMessage(), why);
         String msg = description + " failed" + peer + ": " + (e instanceof Error ? e.toString() : e.getMessage());

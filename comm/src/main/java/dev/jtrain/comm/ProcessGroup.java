@@ -287,6 +287,7 @@ public final class ProcessGroup implements AutoCloseable {
                     withChunk(interHostCost != null ? interHostCost : flat, flat.chunkBytes()));
         }
         if (t.spansHosts()) engine.peerHosts(p -> p >= 0 && p < t.size() ? t.hostName(t.hostOf(p)) : null);
+        if (groupId != 0) engine.worldRanks(p -> p >= 0 && p < worldRanks.length ? worldRanks[p] : p);
     }
 
     /** Which ranks share a host (exchanged at world-group start; sub-groups take their part of it). */

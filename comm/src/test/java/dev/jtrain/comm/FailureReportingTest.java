@@ -48,6 +48,30 @@ class FailureReportingTest {
     }
 
     /**
+     * A ring exchange sends to one neighbour while it receives from the other, and either side can be what stalls:
+     * the failure names both. Rank 2 never joins; rank 1 (which sends to 2 and receives from 0) used to blame only
+     * rank 0, itself waiting for rank 2.
+     */
+    @Test
+    @Timeout(30)
+    void aStalledExchangeNamesTheNeighbourItSendsToAndTheOneItReceivesFrom() throws Exception {
+        long timeoutMs = 1000;
+        CountDownLatch othersDone = new CountDownLatch(2);
+        LocalRanks.run(3, LocalRanks.options().withTimeoutMs(timeoutMs).withAlgorithm(dev.jtrain.comm.algo.Collective.ALL_REDUCE, "ring"),
+                timeoutMs, g -> {
+            float[] a = new float[3000];
+            g.allReduce(a, 0, a.length, ReduceOp.SUM);
+            if (g.rank() == 2) {
+                assertThat(othersDone.await(20, TimeUnit.SECONDS)).isTrue();
+                return;
+            }
+            assertThatThrownBy(() -> g.allReduce(a, 0, a.length, ReduceOp.SUM)).isInstanceOf(CommException.class)
+                    .hasMessageContaining("peer rank 2");
+            othersDone.countDown();
+        });
+    }
+
+    /**
      * The blocking form too: a blocking collective may run on the caller's thread, which the watchdog can not
      * unblock; with the group's timeout shorter than the transport's it must fail at the group's.
      */

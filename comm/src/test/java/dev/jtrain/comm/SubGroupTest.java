@@ -79,4 +79,24 @@ class SubGroupTest {
             }
         });
     }
+    /** A sub-group's failure names its peer by the sub-group's rank and by its world rank (whose log to read). */
+    @Test
+    @Timeout(30)
+    void aSubGroupsFailureNamesThePeersWorldRank() throws Exception {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        LocalRanks.run(3, LocalRanks.options().withTimeoutMs(1000), 1000, world -> {
+            Optional<ProcessGroup> pair = world.newGroup(new int[] {0, 2});
+            if (world.rank() == 1) return;
+            if (world.rank() == 2) { // never joins
+                done.await();
+                return;
+            }
+            try {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> pair.orElseThrow().allReduce(new float[] {1}, 0, 1, ReduceOp.SUM))
+                        .isInstanceOf(CommException.class).hasMessageContaining("peer rank 1 (world rank 2)");
+            } finally {
+                done.countDown();
+            }
+        });
+    }
 }

@@ -30,6 +30,8 @@ public final class CollectiveContext {
     private final HostTopology topology;
     private final int lane;
     private volatile int lastPeer = -1;
+    /** The peer the last exchange sent to while it received from {@link #lastPeer} (-1: a one-way transfer). */
+    private volatile int lastSendPeer = -1;
 
     public CollectiveContext(Transport transport, int tagBase, DType dtype, ReduceOp op, ScratchPool scratch, long chunkBytes) {
         this(transport, tagBase, dtype, op, scratch, chunkBytes, null);
@@ -96,8 +98,14 @@ public final class CollectiveContext {
 
     public long chunkBytes() { return chunkBytes; }
 
-    /** The last peer a transfer was started with, or -1. */
+    /** The last peer a transfer was started with (the one received from, in an exchange), or -1. */
     public int lastPeer() { return lastPeer; }
+
+    /**
+     * In an exchange (send to one peer while receiving from another), the peer sent to; else -1. Either side can be
+     * what stalls, so a failure names both.
+     */
+    public int lastSendPeer() { return lastSendPeer; }
 
     public MemorySegment scratch(int slot, long bytes) { return scratch.get(slot, bytes); }
 
@@ -108,12 +116,14 @@ public final class CollectiveContext {
     /** Send on one of the group's 4 collective channels (a separate tag), e.g. one per tree of a double tree. */
     public void send(int channel, int peer, MemorySegment src) {
         if (src.byteSize() == 0) return;
+        lastSendPeer = -1;
         lastPeer = peer;
         transport.send(peer, tag(channel), src);
     }
 
     public void recv(int channel, int peer, MemorySegment dst) {
         if (dst.byteSize() == 0) return;
+        lastSendPeer = -1;
         lastPeer = peer;
         transport.recv(peer, tag(channel), dst);
     }
@@ -125,6 +135,7 @@ public final class CollectiveContext {
         } else if (dst.byteSize() == 0) {
             send(to, src);
         } else {
+            lastSendPeer = to == from ? -1 : to;
             lastPeer = from;
             transport.sendRecv(to, src, from, dst, tag(0));
         }
@@ -151,6 +162,7 @@ public final class CollectiveContext {
         long n = acc.byteSize();
         // fused: fold as the bytes arrive (bitwise the same result as receiving, then reducing: same operands, order)
         if (transport.combinesOnArrival(to, from)) {
+            lastSendPeer = to < 0 || to == from ? -1 : to;
             lastPeer = from;
             transport.sendRecvCombine(to, src, from, acc, tag(channel), combiner);
             return;
