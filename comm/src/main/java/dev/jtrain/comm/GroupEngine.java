@@ -267,6 +267,19 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
             if (collective && broken == null) broken = e;
             w.fail(e);
         }
+        if (collective) failQueued(e);
+    }
+
+    /**
+     * Fails the collectives queued behind a failed one now: they could only run once the communication thread is free,
+     * which is when the stuck transport call returns (its own timeout, possibly much longer than the group's). Their
+     * tasks stay queued and return at once when they come up (their Work is completed).
+     */
+    private void failQueued(CommException why) {
+        for (Runnable r : executor.getQueue().toArray(new Runnable[0]))
+            if (r instanceof Task t)
+                t.work.fail(new CommException(t.work.description() + ": not run, process group " + groupLabel
+                        + " is unusable since an earlier operation failed: " + why.getMessage() + " — destroy the group and create a new one", why));
     }
 
     private CommException wrap(String description, Throwable e, boolean collective) {
@@ -312,6 +325,7 @@ final class GroupEngine implements AutoCloseable, Watchdog.Watched {
         if (broken == null) broken = why;
         CommWork w = running;
         if (w != null && !w.isCompleted()) w.fail(new CommException(w.description() + " aborted: " + why.getMessage(), why));
+        failQueued(why);
     }
 
     /** Why the group was {@link #abort aborted}; the failures its closed transport then causes are reported as this. */

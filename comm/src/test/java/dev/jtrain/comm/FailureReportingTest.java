@@ -88,6 +88,25 @@ class FailureReportingTest {
     }
 
     /**
+     * Collectives queued behind one that timed out fail with it, within the group's timeout, not when the transport's
+     * (here 20 s) finally frees the communication thread.
+     */
+    @Test
+    @Timeout(60)
+    void workQueuedBehindATimedOutCollectiveFailsWithinTheGroupTimeout() throws Exception {
+        rankOneSilentForRankZero(20_000, g -> {
+            long t0 = System.nanoTime();
+            Work first = g.allReduceAsync(new float[] {1}, 0, 1, ReduceOp.SUM);
+            Work second = g.allReduceAsync(new float[] {2}, 0, 1, ReduceOp.SUM);
+            assertThatThrownBy(() -> first.waitFor(10_000)).isInstanceOf(CommTimeoutException.class);
+            assertThatThrownBy(() -> second.waitFor(10_000)).isInstanceOf(CommException.class)
+                    .hasMessageContaining("allReduce #2").hasMessageContaining("not run");
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("ms until both failed: the group's 300, not the transport's 20 000")
+                    .isLessThan(5000);
+        });
+    }
+
+    /**
      * Two ranks whose group times out after 300 ms, over a transport that would wait {@code transportTimeoutMs}: rank
      * 0 runs {@code rankZero} while rank 1 issues nothing until rank 0 is done.
      */
