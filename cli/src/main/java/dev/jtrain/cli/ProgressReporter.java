@@ -73,8 +73,7 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         evalSteps.add(m.step());
         valLosses.add(m.valLoss());
         String line = String.format("eval @ step %d: train loss %.4f, val loss %.4f", m.step(), m.trainLoss(), m.valLoss());
-        if (bar != null) bar.setExtraMessage(line);
-        else plain.println(line);
+        show(line);
     }
 
     @Override
@@ -83,22 +82,25 @@ final class ProgressReporter implements TrainListener, AutoCloseable {
         String line = String.format("%scheckpoint step-%06d committed in %.2f s: %.1f MiB written by this rank; training blocked %.0f ms%s",
                 "disk".equals(m.tier()) ? "" : m.tier() + " ", m.step(), m.commitSeconds(), m.bytesWritten() / 1048576.0, m.blockedMs() + m.snapshotWaitMs(),
                 m.async() ? String.format(" (save %.0f + snapshot wait %.0f), background CPU %.0f ms", m.blockedMs(), m.snapshotWaitMs(), m.writeCpuMs()) : "");
-        if (bar != null) bar.setExtraMessage(line);
-        else plain.println(line);
+        show(line);
     }
 
     @Override
     public void onCheckpointFailed(String tier, int step, String why) {
         log.write("checkpoint_failed", Map.of("tier", tier, "step", step, "why", why));
         String line = String.format("%s checkpoint at step %d failed; training goes on (the other tiers keep theirs): %s", tier, step, why);
-        if (bar != null) bar.setExtraMessage(line);
-        else plain.println(line);
+        show(line);
     }
 
     @Override
     public void onCheckpointNote(String tier, int step, String note) {
         log.write("checkpoint_note", Map.of("tier", tier, "step", step, "note", note));
         String line = String.format("%s checkpoint step-%06d %s", tier, step, note);
+        show(line);
+    }
+
+    /** A line beside the progress bar, or on its own line without one. */
+    private void show(String line) {
         if (bar != null) bar.setExtraMessage(line);
         else plain.println(line);
     }

@@ -285,6 +285,11 @@ class EquivalenceTest {
         FlatParameters flat = FlatParameters.of(model);
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
         Result multi = run(world, stage);
+        assertTrainsLikeOneRank(multi, single);
+    }
+
+    /** fp32 sums in another order: losses within 1e-5, gradient norms 1e-5 relative, parameters 2e-5; and it learns. */
+    static void assertTrainsLikeOneRank(Result multi, Result single) {
         for (int s = 0; s < STEPS; s++) {
             assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
@@ -307,13 +312,7 @@ class EquivalenceTest {
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, Branch.TAKEN,
                 GLOBAL_BATCH_5_7);
         Result multi = run(world, stage, GradWire.FP32, Precision.FP32, GLOBAL_BATCH_5_7);
-        for (int s = 0; s < STEPS; s++) {
-            assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
-            assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
-        }
-        for (int i = 0; i < single.params().length; i++)
-            assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(2e-5f));
-        assertThat(multi.losses()[STEPS - 1]).isLessThan(multi.losses()[0]);
+        assertTrainsLikeOneRank(multi, single);
     }
 
     /**
