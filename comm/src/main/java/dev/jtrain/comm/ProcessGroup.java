@@ -151,7 +151,12 @@ public final class ProcessGroup implements AutoCloseable {
         int[] identity = new int[transport.size()];
         Arrays.setAll(identity, i -> i);
         ProcessGroup g = new ProcessGroup(transport, true, 0, identity, options);
-        g.startUp();
+        try {
+            g.startUp();
+        } catch (RuntimeException | Error e) { // no caller will ever close a group it did not get: its thread would stay
+            g.close();
+            throw e;
+        }
         return g;
     }
 

@@ -106,6 +106,24 @@ class FailureReportingTest {
         });
     }
 
+    /** A group that fails to start closes itself: the caller never gets it, so nothing else would stop its thread. */
+    @Test
+    @Timeout(30)
+    void aGroupThatFailsToStartLeavesNoThreadBehind() throws Exception {
+        var transport = dev.jtrain.comm.transport.local.LocalTransport.createGroup(1, 1000)[0];
+        var twoHosts = dev.jtrain.comm.topology.HostTopology.of(new String[] {"a", "b"}, new String[] {"a", "b"});
+        long before = commThreads();
+        assertThatThrownBy(() -> ProcessGroup.create(transport, ProcessGroupOptions.defaults().withTopology(twoHosts)))
+                .hasMessageContaining("options.topology has 2 ranks");
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (commThreads() > before && System.nanoTime() < deadline) Thread.sleep(20);
+        assertThat(commThreads()).as("communication threads alive").isLessThanOrEqualTo(before);
+    }
+
+    private static long commThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().startsWith("jtrain-comm-")).count();
+    }
+
     /**
      * Two ranks whose group times out after 300 ms, over a transport that would wait {@code transportTimeoutMs}: rank
      * 0 runs {@code rankZero} while rank 1 issues nothing until rank 0 is done.

@@ -46,15 +46,11 @@ final class BucketLaunches {
     }
 
     /**
-     * End of backward: buckets whose hooks did not all fire (parameters that got no gradient) become ready, each after
-     * {@code complete} (which may stage what is missing), and everything not launched yet goes, in order.
+     * End of backward: buckets whose hooks did not all fire (parameters that got no gradient) become ready, and
+     * everything not launched yet goes, in order (launching a bucket stages what its hooks did not).
      */
-    void launchRest(Consumer<BucketPlan.Bucket> complete) {
-        for (BucketPlan.Bucket b : plan.buckets()) {
-            if (ready[b.index()]) continue;
-            complete.accept(b);
-            ready[b.index()] = true;
-        }
+    void launchRest() {
+        for (BucketPlan.Bucket b : plan.buckets()) ready[b.index()] = true;
         launchReady();
     }
 

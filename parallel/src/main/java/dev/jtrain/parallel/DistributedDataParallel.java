@@ -96,7 +96,7 @@ public final class DistributedDataParallel implements DataParallel {
     public long finishGradients() {
         if (!sync) return 0;
         // Parameters that got no gradient this step (unused) never fire their hook: their buckets go now, in order.
-        launches.launchRest(b -> { });
+        launches.launchRest();
         long t0 = System.nanoTime();
         for (Work w : works) w.waitFor();
         long waited = System.nanoTime() - t0;

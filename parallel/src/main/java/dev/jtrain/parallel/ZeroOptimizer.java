@@ -45,6 +45,9 @@ import java.util.Map;
  * hosts' ranks that own the same shard ({@link ShardGroups}), and the all-gathers stay within the host.
  */
 public final class ZeroOptimizer implements DataParallel {
+    /** Staging buffers allocated before a new one waits for the oldest in-flight collective (double buffering). */
+    private static final int STAGING_BUFFERS = 2;
+
     private record Piece(int flatOff, int shardOff, int length, boolean decay, int slot) {}
 
     private record InFlight(Work work, float[] buffer, int bucket, boolean reduceScatter) {}
@@ -69,8 +72,6 @@ public final class ZeroOptimizer implements DataParallel {
     private final ArrayDeque<float[]> free = new ArrayDeque<>();
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
     private final int stagingFloats;
-    /** Staging buffers allocated before a new one waits for the oldest in-flight collective (double buffering). */
-    private static final int STAGING_BUFFERS = 2;
     private final CommTrace trace;
     private int staged;
     private boolean sync = true;
@@ -217,7 +218,7 @@ public final class ZeroOptimizer implements DataParallel {
     @Override
     public long finishGradients() {
         if (!sync) return 0;
-        launches.launchRest(b -> { }); // stage 2 stages what is left as each bucket goes out (launch)
+        launches.launchRest(); // stage 2 stages what is left as each bucket goes out (launch)
         long waited = 0;
         while (!inFlight.isEmpty()) waited += complete(inFlight.poll());
         launches.reset();

@@ -99,7 +99,7 @@ final class PeerLink {
                     ? new CommTimeoutException(where("send", tag, len) + ": peer did not take the data within " + timeoutMs
                     + " ms (hung or stopped, or it posted no receive for this and its unexpected-message budget is full)", e)
                     : new CommException(where("send", tag, len) + ": connection to peer rank " + peer
-                    + " lost (" + e + "); that process probably exited or was killed, check its log", e);
+                    + " lost (" + e + "); " + WHY_LOST, e);
             breakLink(ce);
             throw ce;
         } finally {
@@ -192,8 +192,15 @@ final class PeerLink {
         }
         return new CommException("tcp transport rank " + rank + ": connection from peer rank " + peer + " (" + peerName + ") lost ("
                 + (e instanceof EOFException ? "closed by peer" : e.toString())
-                + "); that process probably exited or was killed, check its log", e);
+                + "); " + WHY_LOST, e);
     }
+
+    /**
+     * A link closes when its peer's process ends, and also when the peer gave up on a message that stopped half-way
+     * (a receive that timed out mid-message closes its link): a live peer is then behind the loss too.
+     */
+    private static final String WHY_LOST = "that process exited or was killed, or it closed the link after one of its"
+            + " own operations timed out; check its log";
 
     private void readFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
