@@ -169,7 +169,12 @@ final class CheckpointLoader {
         } catch (RuntimeException | OutOfMemoryError e) {
             stagingError = failure(new CheckpointException("staging " + size + " bytes to load " + dir + ": " + e, e));
         }
-        agree(dir, stagingError); // before the broadcasts, which every rank's staging takes part in
+        try {
+            agree(dir, stagingError); // before the broadcasts, which every rank's staging takes part in
+        } catch (RuntimeException e) {
+            if (buf != null) staging.release(buf); // another rank's staging failed: this one's goes back unused
+            throw e;
+        }
         MemorySegment stage = buf.segment();
         List<Work> inFlight = new ArrayList<>();
         LiveSwaps swaps = new LiveSwaps();
