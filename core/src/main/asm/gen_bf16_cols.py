@@ -2,6 +2,8 @@
 """Writes bf16_cols_x86_64.S to stdout (assemble.sh runs it): packs a transposed B (stored n x k) into bf16 pair
 words of a 32-column panel, 16 x 16 words at a time, converted and transposed in registers."""
 
+from word_transpose import transpose_16x16
+
 NR = 32  # columns of a B panel: Bf16Gemm.NR
 
 out = []
@@ -36,29 +38,7 @@ for j in range(16):
     vcvtne2ps2bf16 zmm{j}, zmm{16 + j}, zmmword ptr [rax]""")
     if j < 15:
         e("    add rax, rsi")
-# zmm j: the 16 words of row j. Round 1: interleave dwords of rows (2i, 2i+1).
-for i in range(8):
-    e(f"    vpunpckldq zmm{16 + 2 * i}, zmm{2 * i}, zmm{2 * i + 1}")
-    e(f"    vpunpckhdq zmm{17 + 2 * i}, zmm{2 * i}, zmm{2 * i + 1}")
-# Round 2: qwords of (t0, t2), (t1, t3) within each group of 4 rows; zmm(4g + c) now holds, in 128-bit lane L,
-# column 4L + c of rows 4g .. 4g + 3.
-for g in range(4):
-    t = 16 + 4 * g
-    r = 4 * g
-    e(f"    vpunpcklqdq zmm{r}, zmm{t}, zmm{t + 2}")
-    e(f"    vpunpckhqdq zmm{r + 1}, zmm{t}, zmm{t + 2}")
-    e(f"    vpunpcklqdq zmm{r + 2}, zmm{t + 1}, zmm{t + 3}")
-    e(f"    vpunpckhqdq zmm{r + 3}, zmm{t + 1}, zmm{t + 3}")
-# Round 3: lanes 0 and 2 (0x88) or 1 and 3 (0xdd) of the groups of rows (0-3, 4-7) and (8-11, 12-15).
-for half in range(2):
-    for c in range(4):
-        a, b = 8 * half + c, 8 * half + 4 + c
-        e(f"    vshufi32x4 zmm{16 + 8 * half + c}, zmm{a}, zmm{b}, 0x88")
-        e(f"    vshufi32x4 zmm{16 + 8 * half + 4 + c}, zmm{a}, zmm{b}, 0xdd")
-# Round 4: column p = 4 * (which lane) + c from rows 0-7 (zmm16+) and 8-15 (zmm24+).
-for c in range(8):
-    e(f"    vshufi32x4 zmm{c}, zmm{16 + c}, zmm{24 + c}, 0x88")
-    e(f"    vshufi32x4 zmm{8 + c}, zmm{16 + c}, zmm{24 + c}, 0xdd")
+transpose_16x16(e)
 for p in range(16):
     e(f"    vmovdqu32 [r10+{4 * NR * p}], zmm{p}")
 e(f"""    add r9, 128                 # the next 32 floats of each row

@@ -15,8 +15,11 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Paths, decided by the machine and the shape alone:
  * <ul>
- *   <li>the native micro-kernel ({@link Bf16Kernel}) inside the BLIS loop nest of {@link Bf16Workspace}, where the
- *       CPU has AVX512_BF16 (Zen 4, Cooper Lake, Sapphire Rapids and later);
+ *   <li>the AMX micro-kernel ({@link Bf16AmxKernel}, 32 x 32 blocks of C from tile registers) inside the loop nest
+ *       of {@link Bf16AmxWorkspace}, where the CPU has AMX-BF16 and Linux grants its tile state (Sapphire Rapids
+ *       and later);
+ *   <li>the AVX512_BF16 micro-kernel ({@link Bf16Kernel}) inside the BLIS loop nest of {@link Bf16Workspace}, where
+ *       the CPU has AVX512_BF16 but no AMX (Zen 4 and 5, Cooper Lake), or with {@code jtrain.bf16.kernel=avx512};
  *   <li>on a CPU without it, or with {@code jtrain.bf16.kernel=fp32} ({@link Bf16Fallback}): the operands rounded to
  *       bf16 in the same way, multiplied by {@link Sgemm} in fp32 (bf16 storage, fp32 compute; not faster,
  *       {@link #backend()} says so). The values are a bf16 machine's up to the order of the fp32 sums, so a bf16 run
@@ -50,31 +53,72 @@ public final class Bf16Gemm {
      */
     static final int MC = 4096 / MR * MR;
 
-    private static final boolean NATIVE = resolveNative();
+    /** Which kernel bf16 products run on: decided once, from the machine and {@code jtrain.bf16.kernel}. */
+    private enum Backend { AMX, AVX512, FP32 }
+
+    private static final Backend BACKEND = resolveBackend();
+    private static final boolean NATIVE = BACKEND != Backend.FP32;
+    private static final boolean AMX = BACKEND == Backend.AMX;
     private static final ThreadLocal<Bf16Workspace> WORKSPACE = ThreadLocal.withInitial(Bf16Workspace::new);
+    private static final ThreadLocal<Bf16AmxWorkspace> AMX_WORKSPACE = ThreadLocal.withInitial(Bf16AmxWorkspace::new);
     /** The caller's buffer for an A block packed by all threads together ({@link #sharedA}). */
     private static final ThreadLocal<int[][]> SHARED_A = ThreadLocal.withInitial(() -> new int[][]{new int[0]});
 
     private Bf16Gemm() {}
 
-    private static boolean resolveNative() {
+    /**
+     * auto: AMX tiles where the CPU has them and Linux grants their state (Sapphire Rapids and later: 16 times
+     * vdpbf16ps's multiply-adds per instruction), else AVX512_BF16, else the fp32 fallback; native: either of the
+     * first two or fail; amx, avx512: that one or fail; fp32: the fallback.
+     */
+    private static Backend resolveBackend() {
         KernelOptions.Bf16Mode mode = KernelOptions.CURRENT.bf16Kernel();
-        if (mode == KernelOptions.Bf16Mode.FP32) return false;
-        if (mode == KernelOptions.Bf16Mode.NATIVE && !Bf16Kernel.available()) {
-            throw new IllegalArgumentException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
-                    + Bf16Kernel.unavailableReason() + "; use auto (falls back to fp32 compute) instead");
-        }
-        return Bf16Kernel.available();
+        return switch (mode) {
+            case FP32 -> Backend.FP32;
+            case AMX -> {
+                if (!Bf16AmxKernel.available()) {
+                    throw new IllegalArgumentException("jtrain.bf16.kernel=amx, but the AMX kernel cannot run here: "
+                            + Bf16AmxKernel.unavailableReason() + "; use auto instead");
+                }
+                yield Backend.AMX;
+            }
+            case AVX512 -> {
+                if (!Bf16Kernel.available()) {
+                    throw new IllegalArgumentException("jtrain.bf16.kernel=avx512, but the AVX512_BF16 kernel cannot run here: "
+                            + Bf16Kernel.unavailableReason() + "; use auto instead");
+                }
+                yield Backend.AVX512;
+            }
+            case NATIVE, AUTO -> {
+                if (Bf16AmxKernel.available() && Bf16Kernel.available()) yield Backend.AMX;
+                if (Bf16Kernel.available()) yield Backend.AVX512;
+                if (mode == KernelOptions.Bf16Mode.NATIVE) {
+                    throw new IllegalArgumentException("jtrain.bf16.kernel=native, but the bf16 kernel cannot run here: "
+                            + Bf16Kernel.unavailableReason() + "; use auto (falls back to fp32 compute) instead");
+                }
+                yield Backend.FP32;
+            }
+        };
     }
 
-    /** Whether bf16 products run on the CPU's bf16 instructions (else in fp32). */
+    /** Whether bf16 products run on the CPU's bf16 instructions, AMX or AVX512_BF16 (else in fp32). */
     public static boolean isNative() {
         return NATIVE;
     }
 
+    /** Whether bf16 products run on AMX tiles. */
+    public static boolean isAmx() {
+        return AMX;
+    }
+
     /** One line saying how bf16 matmuls run on this machine, and why when not natively. */
     public static String backend() {
-        if (NATIVE) return "bf16 matmuls: AVX512_BF16 (vdpbf16ps), fp32 accumulation";
+        if (AMX) return "bf16 matmuls: AMX tiles (tdpbf16ps), fp32 accumulation";
+        if (NATIVE) {
+            String amx = KernelOptions.CURRENT.bf16Kernel() == KernelOptions.Bf16Mode.AVX512 ? "jtrain.bf16.kernel=avx512"
+                    : Bf16AmxKernel.unavailableReason();
+            return "bf16 matmuls: AVX512_BF16 (vdpbf16ps), fp32 accumulation (no AMX: " + amx + ")";
+        }
         String why = KernelOptions.CURRENT.bf16Kernel() == KernelOptions.Bf16Mode.FP32 ? "jtrain.bf16.kernel=fp32"
                 : Bf16Kernel.unavailableReason();
         return "bf16 matmuls: fp32 compute on bf16-rounded operands (" + why + "); the values of bf16 hardware, not its speed";
@@ -164,9 +208,9 @@ public final class Bf16Gemm {
     private static void run(int m, int n, int k, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
                             float[] c, int cOff, int ldc) {
         long volume = (long) m * n * k;
-        int threads = Parallel.threads();
+        int threads = Parallel.threads(), mr = AMX ? Bf16AmxPack.MR : MR;
         if (threads == 1 || volume < 1L << 20) {
-            WORKSPACE.get().gemm(a, b, 0, m, 0, n, k, alpha, beta, c, cOff, ldc);
+            block(a, b, 0, m, 0, n, k, alpha, beta, c, cOff, ldc);
             return;
         }
         // Split C into tm x tn rectangles. A thread packs its rows of A and its columns of B, so the packing done in
@@ -176,7 +220,7 @@ public final class Bf16Gemm {
         int tm = 1;
         long bestCost = Long.MAX_VALUE;
         for (int cand = 1; cand <= threads; cand++) {
-            if (threads % cand != 0 || cand > Math.max(1, m / MR) || threads / cand > Math.max(1, n / NR)) continue;
+            if (threads % cand != 0 || cand > Math.max(1, m / mr) || threads / cand > Math.max(1, n / NR)) continue;
             long cost = (long) (threads / cand) * m * k + (long) cand * k * n;
             if (cost < bestCost) {
                 bestCost = cost;
@@ -184,43 +228,55 @@ public final class Bf16Gemm {
             }
         }
         int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
-        if (tm == 1 && tn > 1 && m >= 2 * MR * tn) {
+        if (tm == 1 && tn > 1 && m >= 2 * mr * tn) {
             sharedA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc);
             return;
         }
-        GemmBatches.rectangles(m, n, tm, tn, MR, NR, (i0, i1, j0, j1) -> WORKSPACE.get()
-                .gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc));
+        GemmBatches.rectangles(m, n, tm, tn, mr, NR, (i0, i1, j0, j1) -> block(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc));
+    }
+
+    /** One thread's rectangle of C, on this thread's workspace for the machine's kernel. */
+    private static void block(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
+                              float beta, float[] c, int cOff, int ldc) {
+        if (AMX) AMX_WORKSPACE.get().gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc);
+        else WORKSPACE.get().gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc);
     }
 
     /**
      * C split into {@code tn} column ranges, one per thread, with A packed once by all of them: each k block's A block
      * is packed in one parallel region (a share of its panels per thread, into the caller's buffer), then every
      * thread multiplies it with its own columns of B in a second. The split of C alone would have each thread pack
-     * all of A, a visible share of a square product's time (bench/MEASUREMENTS.md, "bf16 GEMM"). The k blocks are
-     * {@link Bf16Workspace}'s, so the bits are those of any other split.
+     * all of A, a visible share of a square product's time (bench/MEASUREMENTS.md, "bf16 GEMM"), and more so on AMX,
+     * whose products are several times faster than the packing. The k blocks are the workspaces', so the bits are
+     * those of any other split.
      */
     private static void sharedA(int m, int n, int k, int tn, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
                                 float[] c, int cOff, int ldc) {
-        int kcStep = Bf16Workspace.kcStep(k), mcStep = Bf16Workspace.mcStep(m);
+        int kcStep = Bf16Workspace.kcStep(k), mr = AMX ? Bf16AmxPack.MR : MR;
+        int mcStep = AMX ? Bf16AmxWorkspace.mcStep(m) : Bf16Workspace.mcStep(m);
+        int words = AMX ? Bf16AmxWorkspace.blockWords(mcStep, kcStep) : mcStep * (kcStep / 2);
         int[][] holder = SHARED_A.get();
-        if (holder[0].length < mcStep * (kcStep / 2)) holder[0] = new int[mcStep * (kcStep / 2)];
+        if (holder[0].length < words) holder[0] = new int[words];
         int[] ap = holder[0];
         MemorySegment apSeg = MemorySegment.ofArray(ap);
         boolean rowA = a.rowMajor();
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
+            int panelWords = AMX ? Bf16AmxPack.panelWords(kc) : MR * kp;
             float betaPc = pc == 0 ? beta : 1f;
             for (int ic = 0; ic < m; ic += mcStep) {
                 int mc = Math.min(mcStep, m - ic), fic = ic;
-                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> a.pack(fic + lo * MR, fpc, Math.min(mc, hi * MR) - lo * MR,
-                        kc, ap, apSeg, lo * MR * kp));
+                Parallel.forRange((mc + mr - 1) / mr, 1, (lo, hi) -> {
+                    int rows = Math.min(mc, hi * mr) - lo * mr;
+                    if (AMX) a.packAmx(fic + lo * mr, fpc, rows, kc, ap, apSeg, lo * panelWords);
+                    else a.pack(fic + lo * mr, fpc, rows, kc, ap, apSeg, lo * panelWords);
+                });
                 Parallel.forRange(tn, 1, (lo, hi) -> {
-                    Bf16Workspace ws = WORKSPACE.get();
                     for (int t = lo; t < hi; t++) {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
-                        if (j0 < j1) {
-                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
-                        }
+                        if (j0 >= j1) continue;
+                        if (AMX) AMX_WORKSPACE.get().multiply(apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
+                        else WORKSPACE.get().multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
                     }
                 });
             }

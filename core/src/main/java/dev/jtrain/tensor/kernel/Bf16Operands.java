@@ -18,9 +18,14 @@ final class Bf16Operands {
      * op(A), m x k: {@code rowMajor} says whether {@code packer} lays panels out row-major (word (r, p) at r * kp + p),
      * else p-major.
      */
-    record A(boolean rowMajor, APacker packer) {
+    record A(boolean rowMajor, APacker packer, APacker amxPacker) {
         void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
             packer.pack(i0, p0, mc, kc, ap, apSeg, apOff);
+        }
+
+        /** Packs the block into the AMX kernel's panels instead ({@link Bf16AmxPack}). */
+        void packAmx(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
+            amxPacker.pack(i0, p0, mc, kc, ap, apSeg, apOff);
         }
     }
 
@@ -32,34 +37,39 @@ final class Bf16Operands {
 
     /** op(B), k x n. */
     interface B {
-        /** Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp}: ceil(nc / NR) panels of kp * NR words. */
-        void pack(int p0, int j0, int kc, int nc, int[] bp, MemorySegment bpSeg);
+        /**
+         * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp}: ceil(nc / NR) panels of kpRows * NR words, pair rows
+         * past kp = ceil(kc / 2) zero (kpRows = kp for the AVX-512 kernel, kp rounded up to whole k blocks for AMX).
+         */
+        void pack(int p0, int j0, int kc, int nc, int[] bp, MemorySegment bpSeg, int kpRows);
     }
 
     static A fp32A(boolean transA, float[] a, int aOff, int lda) {
         MemorySegment seg = MemorySegment.ofArray(a);
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
-                Bf16Pack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
+                Bf16Pack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
+                (i0, p0, mc, kc, ap, apSeg, apOff) -> Bf16AmxPack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
     }
 
     static B fp32B(boolean transB, float[] b, int bOff, int ldb) {
         MemorySegment seg = MemorySegment.ofArray(b);
-        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packB(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg);
+        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packB(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg, kpRows);
     }
 
     /** B (k x n, not transposed) as the words {@link Bf16#pack} made of it, rows {@code ldb} floats apart. */
     static B packedWords(int[] words, int ldb) {
-        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp);
+        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 
     static A bf16A(boolean transA, short[] a, int aOff, int lda) {
         MemorySegment seg = MemorySegment.ofArray(a);
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
-                Bf16Pack.packABf16(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
+                Bf16Pack.packABf16(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
+                (i0, p0, mc, kc, ap, apSeg, apOff) -> Bf16AmxPack.packABf16(transA, a, aOff, lda, i0, p0, mc, kc, ap, apOff));
     }
 
     static B bf16B(boolean transB, short[] b, int bOff, int ldb) {
         MemorySegment seg = MemorySegment.ofArray(b);
-        return (p0, j0, kc, nc, bp, bpSeg) -> Bf16Pack.packBBf16(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp);
+        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packBBf16(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 }

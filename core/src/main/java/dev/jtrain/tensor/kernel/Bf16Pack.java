@@ -83,7 +83,17 @@ final class Bf16Pack {
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
                       int[] bp, MemorySegment bpSeg) {
-        int kp = (kc + 1) / 2, panelWords = kp * NR;
+        packB(transB, b, bSeg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg, (kc + 1) / 2);
+    }
+
+    /**
+     * {@link #packB} into panels of {@code kpRows} pair rows (at least kp): the rows past kp are zero, as the AMX
+     * kernel's whole k blocks need ({@link Bf16AmxPack}).
+     */
+    static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
+                      int[] bp, MemorySegment bpSeg, int kpRows) {
+        int kp = (kc + 1) / 2, panelWords = kpRows * NR;
+        zeroPadRows(bp, kp, kpRows, (nc + NR - 1) / NR);
         if (!transB) {
             // every panel in one pass, two rows of the block at a time (gen_bf16_pairs.py says why)
             int src = bOff + p0 * ldb + j0;
@@ -128,8 +138,9 @@ final class Bf16Pack {
      * lane-wise: low halves of row 2p with row 2p+1's shifted up (columns 0-15), and high halves of row 2p shifted
      * down with row 2p+1's (columns 16-31). No shuffle, and the bf16 values are the ones rounding B would give.
      */
-    static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, int[] bp) {
-        int kp = (kc + 1) / 2, rowWords = ldb / 2, panelWords = kp * NR, panels = (nc + NR - 1) / NR;
+    static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, int[] bp, int kpRows) {
+        int kp = (kc + 1) / 2, rowWords = ldb / 2, panelWords = kpRows * NR, panels = (nc + NR - 1) / NR;
+        zeroPadRows(bp, kp, kpRows, panels);
         // two whole rows at a time, into every panel (gen_bf16_pairs.py says why); panel t's block starts at word
         // row * rowWords + j0 / 2 + 16 t
         for (int p = 0; p < kc / 2; p++) {
@@ -186,8 +197,9 @@ final class Bf16Pack {
      * already paired, so a panel row takes one from each of 32 rows: a transpose, done word by word.
      */
     static void packBBf16(boolean transB, short[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
-                          int[] bp) {
-        int kp = (kc + 1) / 2, panelWords = kp * NR;
+                          int[] bp, int kpRows) {
+        int kp = (kc + 1) / 2, panelWords = kpRows * NR;
+        zeroPadRows(bp, kp, kpRows, (nc + NR - 1) / NR);
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += panelWords) {
             int cols = Math.min(NR, nc - jp);
             if (!transB) {
@@ -244,7 +256,13 @@ final class Bf16Pack {
         }
     }
 
-    private static MemorySegment slice(MemorySegment seg, int index, int bytes) {
+    /** Zeroes pair rows [kp, kpRows) of each of {@code panels} B panels of kpRows x NR words. */
+    private static void zeroPadRows(int[] bp, int kp, int kpRows, int panels) {
+        if (kpRows == kp) return;
+        for (int t = 0; t < panels; t++) Arrays.fill(bp, (t * kpRows + kp) * NR, (t + 1) * kpRows * NR, 0);
+    }
+
+    static MemorySegment slice(MemorySegment seg, int index, int bytes) {
         return seg.asSlice((long) index * bytes);
     }
 }

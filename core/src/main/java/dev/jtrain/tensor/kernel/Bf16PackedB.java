@@ -24,14 +24,18 @@ public final class Bf16PackedB {
     private final float[] tiles = new float[MR * NR];
     private int k, n, kp;
 
-    /** Whether products run here: the CPU has AVX512_BF16 and the native kernel loaded. */
+    /**
+     * Whether products run here: bf16 products run on the AVX512_BF16 kernel. Under AMX they do not: the tile
+     * kernel sums 32 k per step, so a product here would not match {@code Bf16Gemm.gemm}'s bits, and attention takes
+     * {@code Bf16Gemm} per head instead.
+     */
     public static boolean available() {
-        return Bf16Gemm.isNative();
+        return Bf16Gemm.isNative() && !Bf16Gemm.isAmx();
     }
 
     /** Packs op(B) (k x n; B stored n x k when {@code transB}) from {@code b[bOff]}, rows {@code ldb} apart. */
     public Bf16PackedB pack(boolean transB, int k, int n, float[] b, int bOff, int ldb) {
-        if (!available()) throw new IllegalStateException(Bf16Gemm.backend());
+        if (!available()) throw new IllegalStateException("bf16 packed operand: needs the AVX512_BF16 kernel; here " + Bf16Gemm.backend());
         if (k < 1 || n < 1) throw new IllegalArgumentException("bf16 packed operand: empty, k=" + k + " n=" + n);
         SgemmArgs.matrix("bf16 packed operand", "B", transB ? n : k, transB ? k : n, b, bOff, ldb, 0);
         this.k = k;

@@ -19,8 +19,9 @@ import java.util.stream.Collectors;
  * @param smallM      products with at most this many rows skip packing ({@code -Djtrain.sgemm.smallM})
  * @param smallVolume products with m·n·k at most this skip packing ({@code -Djtrain.sgemm.smallVolume})
  * @param bf16Kernel  how bf16 matmuls run ({@code -Djtrain.bf16.kernel}): {@code auto} = the CPU's bf16
- *                    instructions where it has them, else fp32 compute on bf16-rounded operands; {@code native}
- *                    = those instructions or fail at start; {@code fp32} = always the fp32 fallback
+ *                    instructions where it has them (AMX tiles first, then AVX512_BF16), else fp32 compute on
+ *                    bf16-rounded operands; {@code native} = those instructions or fail at start; {@code amx},
+ *                    {@code avx512} = that kernel or fail at start; {@code fp32} = always the fp32 fallback
  * @param sgemmKernel how the 256-bit fp32 micro-kernel runs ({@code -Djtrain.sgemm.kernel}): {@code auto} = the
  *                    AVX2 + FMA machine-code kernel where the 256-bit tile is chosen and the CPU has them, else the
  *                    Vector API; {@code native} = the machine-code kernel (which implies the 256-bit, 6-row tile) or
@@ -31,7 +32,7 @@ public record KernelOptions(int threads, int vectorBits, int sgemmMr, int smallM
     public static final String THREADS_ENV = "JTRAIN_THREADS";
 
     /** How bf16 matmuls run ({@code -Djtrain.bf16.kernel}). */
-    public enum Bf16Mode { AUTO, NATIVE, FP32 }
+    public enum Bf16Mode { AUTO, NATIVE, AMX, AVX512, FP32 }
 
     /** How the 256-bit fp32 micro-kernel runs ({@code -Djtrain.sgemm.kernel}). */
     public enum SgemmMode { AUTO, NATIVE, VECTOR }

@@ -48,7 +48,7 @@ class Bf16PackedBTest {
     @Test
     void aRangeOfAnOperandPackedOnceIsTheGemmOfThatRangeBitForBit() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Bf16PackedB.available(),
-                "no AVX512_BF16 here (" + Bf16Gemm.backend() + "): attention uses the per-block GEMMs instead");
+                "no AVX512_BF16 kernel here (" + Bf16Gemm.backend() + "): attention uses the per-block GEMMs instead");
         long seed = 1;
         for (boolean tA : new boolean[]{false, true}) {
             for (boolean tB : new boolean[]{false, true}) {
@@ -69,7 +69,7 @@ class Bf16PackedBTest {
 
     @Test
     void aRangeOutsideTheOperandOrStartingMidPairIsRefused() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Bf16PackedB.available(), "no AVX512_BF16 here");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Bf16PackedB.available(), "Bf16PackedB runs on the AVX512_BF16 kernel only; here " + Bf16Gemm.backend());
         Bf16PackedB p = new Bf16PackedB().pack(false, 10, 8, new float[80], 0, 8);
         float[] a = new float[100], c = new float[100];
         assertThatThrownBy(() -> p.multiply(false, 2, 1, 10, 8, a, 0, 9, c, 0, 8)).hasMessageContaining("k0 must be even");
