@@ -4,7 +4,6 @@ import static dev.jtrain.tensor.kernel.Bf16AmxKernel.A_BLOCK_WORDS;
 import static dev.jtrain.tensor.kernel.Bf16AmxKernel.BLOCK_PAIRS;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 
 /**
  * Packs blocks of op(A) into the panels the AMX kernel ({@link Bf16AmxKernel}) reads, rounding fp32 to bf16 on the
@@ -41,18 +40,19 @@ final class Bf16AmxPack {
     }
 
     /**
-     * Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} from {@code apOff}: ceil(mc / 32) panels of {@link #panelWords}.
+     * Packs op(A)[i0 : i0+mc, p0 : p0+kc] into {@code ap} (off the heap, 64-byte aligned: a tile row that straddles two
+     * cache lines halves the kernel's speed) from word {@code apOff}: ceil(mc / 32) panels of {@link #panelWords}.
      * A stored m x k through {@link Bf16AmxKernel#rows}, A stored k x m through {@link Bf16AmxKernel#pairsT}; a last
      * partial block of k here.
      */
     static void packA(boolean transA, float[] a, MemorySegment aSeg, int aOff, int lda, int i0, int p0, int mc, int kc,
-                      int[] ap, MemorySegment apSeg, int apOff) {
+                      MemorySegment ap, int apOff) {
         int full = kc / KB, panelWords = panelWords(kc);
         for (int t = 0, r0 = 0; r0 < mc; t++, r0 += MR) {
             int rows = Math.min(MR, mc - r0), base = apOff + t * panelWords;
             if (!transA) {
                 int src = aOff + (i0 + r0) * lda + p0;
-                if (full > 0) Bf16AmxKernel.rows(Bf16Pack.slice(aSeg, src, Float.BYTES), lda, Bf16Pack.slice(apSeg, base, Integer.BYTES), rows, full);
+                if (full > 0) Bf16AmxKernel.rows(Bf16Pack.slice(aSeg, src, Float.BYTES), lda, Bf16Pack.slice(ap, base, Integer.BYTES), rows, full);
                 if (full * KB < kc) {
                     for (int r = 0; r < rows; r++) {
                         int row = src + r * lda;
@@ -66,7 +66,7 @@ final class Bf16AmxPack {
                 int cols = Math.min(16, rows - 16 * h);
                 if (full > 0) {
                     Bf16AmxKernel.pairsT(Bf16Pack.slice(aSeg, col + 16 * h, Float.BYTES), lda,
-                            Bf16Pack.slice(apSeg, base + 16 * h * BLOCK_PAIRS, Integer.BYTES), full, (1 << cols) - 1);
+                            Bf16Pack.slice(ap, base + 16 * h * BLOCK_PAIRS, Integer.BYTES), full, (1 << cols) - 1);
                 }
             }
             if (full * KB < kc) {
@@ -82,7 +82,7 @@ final class Bf16AmxPack {
      * {@link #packA} from bf16 values ({@code short[]}, rows {@code lda} values apart): copied (A stored m x k, where a
      * row's values already sit in pairs along k) or paired two rows at a time (A stored k x m), nothing rounded.
      */
-    static void packABf16(boolean transA, short[] a, int aOff, int lda, int i0, int p0, int mc, int kc, int[] ap, int apOff) {
+    static void packABf16(boolean transA, short[] a, int aOff, int lda, int i0, int p0, int mc, int kc, MemorySegment ap, int apOff) {
         int panelWords = panelWords(kc), blocks = kblocks(kc);
         for (int t = 0, r0 = 0; r0 < mc; t++, r0 += MR) {
             int rows = Math.min(MR, mc - r0), base = apOff + t * panelWords;
@@ -94,7 +94,7 @@ final class Bf16AmxPack {
                         int q = b * KB + 2 * w;
                         int lo = q < kc ? value(a, transA, aOff, lda, i, p0 + q) : 0;
                         int hi = q + 1 < kc ? value(a, transA, aOff, lda, i, p0 + q + 1) : 0;
-                        ap[at + w] = lo | hi << 16;
+                        Bf16Pack.set(ap, at + w, lo | hi << 16);
                     }
                 }
             }
@@ -112,11 +112,11 @@ final class Bf16AmxPack {
     }
 
     /** Row r's words of the last, partial k block {@code b}: its k past kc zero. */
-    private static void lastBlock(int b, int kc, int[] ap, int base, int r, Row row) {
+    private static void lastBlock(int b, int kc, MemorySegment ap, int base, int r, Row row) {
         int at = base + b * A_BLOCK_WORDS + r * BLOCK_PAIRS;
-        Arrays.fill(ap, at, at + BLOCK_PAIRS, 0);
+        Bf16Pack.zero(ap, at, at + BLOCK_PAIRS);
         for (int w = 0, q = b * KB; w < BLOCK_PAIRS && q < kc; w++, q += 2) {
-            ap[at + w] = Bf16.bits(row.at(q)) | (q + 1 < kc ? Bf16.bits(row.at(q + 1)) << 16 : 0);
+            Bf16Pack.set(ap, at + w, Bf16.bits(row.at(q)) | (q + 1 < kc ? Bf16.bits(row.at(q + 1)) << 16 : 0));
         }
     }
 }

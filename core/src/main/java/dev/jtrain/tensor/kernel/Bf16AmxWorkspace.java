@@ -1,27 +1,40 @@
 package dev.jtrain.tensor.kernel;
 
+import static dev.jtrain.tensor.kernel.Bf16AmxPack.KB;
 import static dev.jtrain.tensor.kernel.Bf16AmxPack.MR;
-import static dev.jtrain.tensor.kernel.Bf16Gemm.KC;
-import static dev.jtrain.tensor.kernel.Bf16Gemm.NC;
 import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * One thread's packing buffers and the blocked loop nest around the AMX micro-kernel: {@link Bf16Workspace}'s loops
  * with 32-row A panels in {@link Bf16AmxPack}'s layout and B panels whose pair rows are padded to whole k blocks.
- * The k blocks ({@link Bf16Workspace#kcStep}) and therefore the order of the sums are those of the AVX-512 kernel's
- * nest; within a block the tile unit sums 32 k at a time, so its bits are its own, but the same on every thread
- * count and split, since threads only divide C.
+ * The tile unit sums 32 k at a time, so its bits are its own (not the AVX-512 kernel's), but the same on every
+ * thread count and split, since threads only divide C and the k blocks ({@link #kcStep}) depend on k alone.
  *
  * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Bf16Gemm}).
  */
 final class Bf16AmxWorkspace {
-    /** Most rows of a packed A block: 4096 rows x 1 KiB per 512 k = 4 MiB at KC, the L2-to-L3 block of one thread. */
+    /**
+     * Depth of a rank-k update, in values: an A panel is then 32 x 1024 bf16 = 64 KiB, streamed from L2 past each B
+     * panel, and C is loaded and stored once per 1024 k. 256 and 512 measured slower (more passes over C, each tile
+     * of C loaded and stored again); bench/MEASUREMENTS.md, "AMX".
+     */
+    static final int KC = 1024;
+    /** Width of a packed B block: 512 pair rows x 512 columns x 4 B = 1 MiB, half of a 2 MiB L2 (256 and 1024 were slower). */
+    static final int NC = 512;
+    /** Most rows of a packed A block: 4096 rows x 2 KiB = 8 MiB at KC, in L3, as {@link Bf16Gemm#MC}. */
     static final int MC = 4096;
 
-    private int[] ap = new int[0];
-    private final int[] bp = new int[Bf16AmxPack.kblocks(KC) * Bf16AmxKernel.BLOCK_PAIRS * NC];
+    /** Depth of the k blocks for a product over {@code k}: equal blocks in whole tiles of 32 k where k allows. */
+    static int kcStep(int k) {
+        int kBlocks = (k + KC - 1) / KC;
+        return ((k + kBlocks - 1) / kBlocks + KB - 1) / KB * KB;
+    }
+
+    private MemorySegment ap = MemorySegment.NULL;
+    private final MemorySegment bp = aligned((long) Bf16AmxPack.kblocks(KC) * Bf16AmxKernel.BLOCK_PAIRS * NC * Integer.BYTES);
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
 
@@ -29,6 +42,21 @@ final class Bf16AmxWorkspace {
     static int mcStep(int rows) {
         int mBlocks = (rows + MC - 1) / MC;
         return ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
+    }
+
+    /**
+     * {@code bytes} of packing buffer off the heap, on a 64-byte boundary: the kernel's tile rows are 64 bytes, and a
+     * row that straddles two cache lines (a Java array's data starts 16 bytes into its object) halved its speed
+     * (1,208-1,278 against 659 GFLOP/s for the same loop nest, bench/MEASUREMENTS.md, "AMX"). Freed with the
+     * workspace that holds it.
+     */
+    static MemorySegment aligned(long bytes) {
+        return Arena.ofAuto().allocate(Math.max(bytes, 64), 64);
+    }
+
+    /** {@code seg} if it holds {@code bytes}, else a new aligned buffer of that size. */
+    static MemorySegment atLeast(MemorySegment seg, long bytes) {
+        return seg.byteSize() >= bytes ? seg : aligned(bytes);
     }
 
     /** Words of a packed A block of {@code mc} rows and depth {@code kc}. */
@@ -39,15 +67,14 @@ final class Bf16AmxWorkspace {
     /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
     void gemm(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
               float beta, float[] c, int cOff, int ldc) {
-        int kcStep = Bf16Workspace.kcStep(k), mcStep = mcStep(i1 - i0);
-        if (ap.length < blockWords(mcStep, kcStep)) ap = new int[blockWords(mcStep, kcStep)];
-        MemorySegment apSeg = MemorySegment.ofArray(ap);
+        int kcStep = kcStep(k), mcStep = mcStep(i1 - i0);
+        ap = atLeast(ap, (long) blockWords(mcStep, kcStep) * Integer.BYTES);
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc);
             for (int ic = i0; ic < i1; ic += mcStep) {
                 int mc = Math.min(mcStep, i1 - ic);
-                a.packAmx(ic, pc, mc, kc, ap, apSeg, 0);
-                multiply(apSeg, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f, c, cOff, ldc);
+                a.packAmx(ic, pc, mc, kc, ap, 0);
+                multiply(ap, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f, c, cOff, ldc);
             }
         }
     }
@@ -64,11 +91,11 @@ final class Bf16AmxWorkspace {
         long panelBytes = (long) Bf16AmxPack.panelWords(kc) * Integer.BYTES, bPanelBytes = (long) kpRows * NR * Integer.BYTES;
         int nBlocks = (j1 - j0 + NC - 1) / NC;
         int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
-        MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        MemorySegment bpSeg = bp, tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
-            b.pack(pc, jc, kc, nc, bp, bpSeg, kpRows);
+            b.pack(pc, jc, kc, nc, bpSeg, kpRows);
             int panels = (nc + NR - 1) / NR, full = nc / NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);

@@ -63,6 +63,8 @@ public final class Bf16Gemm {
     private static final ThreadLocal<Bf16AmxWorkspace> AMX_WORKSPACE = ThreadLocal.withInitial(Bf16AmxWorkspace::new);
     /** The caller's buffer for an A block packed by all threads together ({@link #sharedA}). */
     private static final ThreadLocal<int[][]> SHARED_A = ThreadLocal.withInitial(() -> new int[][]{new int[0]});
+    /** The same for the AMX kernel, off the heap ({@link Bf16AmxWorkspace#aligned}). */
+    private static final ThreadLocal<MemorySegment[]> SHARED_AMX_A = ThreadLocal.withInitial(() -> new MemorySegment[]{MemorySegment.NULL});
 
     private Bf16Gemm() {}
 
@@ -252,31 +254,55 @@ public final class Bf16Gemm {
      */
     private static void sharedA(int m, int n, int k, int tn, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
                                 float[] c, int cOff, int ldc) {
-        int kcStep = Bf16Workspace.kcStep(k), mr = AMX ? Bf16AmxPack.MR : MR;
-        int mcStep = AMX ? Bf16AmxWorkspace.mcStep(m) : Bf16Workspace.mcStep(m);
-        int words = AMX ? Bf16AmxWorkspace.blockWords(mcStep, kcStep) : mcStep * (kcStep / 2);
+        if (AMX) {
+            sharedAmxA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc);
+            return;
+        }
+        int kcStep = Bf16Workspace.kcStep(k), mcStep = Bf16Workspace.mcStep(m);
         int[][] holder = SHARED_A.get();
-        if (holder[0].length < words) holder[0] = new int[words];
+        if (holder[0].length < mcStep * (kcStep / 2)) holder[0] = new int[mcStep * (kcStep / 2)];
         int[] ap = holder[0];
         MemorySegment apSeg = MemorySegment.ofArray(ap);
         boolean rowA = a.rowMajor();
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
-            int panelWords = AMX ? Bf16AmxPack.panelWords(kc) : MR * kp;
             float betaPc = pc == 0 ? beta : 1f;
             for (int ic = 0; ic < m; ic += mcStep) {
                 int mc = Math.min(mcStep, m - ic), fic = ic;
-                Parallel.forRange((mc + mr - 1) / mr, 1, (lo, hi) -> {
-                    int rows = Math.min(mc, hi * mr) - lo * mr;
-                    if (AMX) a.packAmx(fic + lo * mr, fpc, rows, kc, ap, apSeg, lo * panelWords);
-                    else a.pack(fic + lo * mr, fpc, rows, kc, ap, apSeg, lo * panelWords);
-                });
+                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> a.pack(fic + lo * MR, fpc, Math.min(mc, hi * MR) - lo * MR,
+                        kc, ap, apSeg, lo * MR * kp));
                 Parallel.forRange(tn, 1, (lo, hi) -> {
+                    Bf16Workspace ws = WORKSPACE.get();
                     for (int t = lo; t < hi; t++) {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
-                        if (j0 >= j1) continue;
-                        if (AMX) AMX_WORKSPACE.get().multiply(apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
-                        else WORKSPACE.get().multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
+                        if (j0 < j1) {
+                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    /** {@link #sharedA} on the AMX kernel: the same two regions, with the A block in its panels off the heap. */
+    private static void sharedAmxA(int m, int n, int k, int tn, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
+                                   float[] c, int cOff, int ldc) {
+        int kcStep = Bf16AmxWorkspace.kcStep(k), mcStep = Bf16AmxWorkspace.mcStep(m), mr = Bf16AmxPack.MR;
+        MemorySegment[] holder = SHARED_AMX_A.get();
+        holder[0] = Bf16AmxWorkspace.atLeast(holder[0], (long) Bf16AmxWorkspace.blockWords(mcStep, kcStep) * Integer.BYTES);
+        MemorySegment ap = holder[0];
+        for (int pc = 0; pc < k; pc += kcStep) {
+            int kc = Math.min(kcStep, k - pc), fpc = pc, panelWords = Bf16AmxPack.panelWords(kc);
+            float betaPc = pc == 0 ? beta : 1f;
+            for (int ic = 0; ic < m; ic += mcStep) {
+                int mc = Math.min(mcStep, m - ic), fic = ic;
+                Parallel.forRange((mc + mr - 1) / mr, 1, (lo, hi) ->
+                        a.packAmx(fic + lo * mr, fpc, Math.min(mc, hi * mr) - lo * mr, kc, ap, lo * panelWords));
+                Parallel.forRange(tn, 1, (lo, hi) -> {
+                    Bf16AmxWorkspace ws = AMX_WORKSPACE.get();
+                    for (int t = lo; t < hi; t++) {
+                        int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
+                        if (j0 < j1) ws.multiply(ap, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
                     }
                 });
             }

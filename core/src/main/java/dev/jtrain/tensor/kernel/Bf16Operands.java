@@ -18,14 +18,14 @@ final class Bf16Operands {
      * op(A), m x k: {@code rowMajor} says whether {@code packer} lays panels out row-major (word (r, p) at r * kp + p),
      * else p-major.
      */
-    record A(boolean rowMajor, APacker packer, APacker amxPacker) {
+    record A(boolean rowMajor, APacker packer, AmxPacker amxPacker) {
         void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
             packer.pack(i0, p0, mc, kc, ap, apSeg, apOff);
         }
 
-        /** Packs the block into the AMX kernel's panels instead ({@link Bf16AmxPack}). */
-        void packAmx(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
-            amxPacker.pack(i0, p0, mc, kc, ap, apSeg, apOff);
+        /** Packs the block into the AMX kernel's panels instead ({@link Bf16AmxPack}), off the heap. */
+        void packAmx(int i0, int p0, int mc, int kc, MemorySegment ap, int apOff) {
+            amxPacker.pack(i0, p0, mc, kc, ap, apOff);
         }
     }
 
@@ -35,41 +35,47 @@ final class Bf16Operands {
         void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff);
     }
 
+    /** Packs op(A)[i0 : i0+mc, p0 : p0+kc] into the AMX panels of {@code ap} from word {@code apOff}. */
+    @FunctionalInterface
+    interface AmxPacker {
+        void pack(int i0, int p0, int mc, int kc, MemorySegment ap, int apOff);
+    }
+
     /** op(B), k x n. */
     interface B {
         /**
-         * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp}: ceil(nc / NR) panels of kpRows * NR words, pair rows
+         * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (on the heap or off it): ceil(nc / NR) panels of kpRows * NR words, pair rows
          * past kp = ceil(kc / 2) zero (kpRows = kp for the AVX-512 kernel, kp rounded up to whole k blocks for AMX).
          */
-        void pack(int p0, int j0, int kc, int nc, int[] bp, MemorySegment bpSeg, int kpRows);
+        void pack(int p0, int j0, int kc, int nc, MemorySegment bp, int kpRows);
     }
 
     static A fp32A(boolean transA, float[] a, int aOff, int lda) {
         MemorySegment seg = MemorySegment.ofArray(a);
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
                 Bf16Pack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
-                (i0, p0, mc, kc, ap, apSeg, apOff) -> Bf16AmxPack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff));
+                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apOff));
     }
 
     static B fp32B(boolean transB, float[] b, int bOff, int ldb) {
         MemorySegment seg = MemorySegment.ofArray(b);
-        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packB(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg, kpRows);
+        return (p0, j0, kc, nc, bp, kpRows) -> Bf16Pack.packB(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 
     /** B (k x n, not transposed) as the words {@link Bf16#pack} made of it, rows {@code ldb} floats apart. */
     static B packedWords(int[] words, int ldb) {
-        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp, kpRows);
+        return (p0, j0, kc, nc, bp, kpRows) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 
     static A bf16A(boolean transA, short[] a, int aOff, int lda) {
         MemorySegment seg = MemorySegment.ofArray(a);
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
                 Bf16Pack.packABf16(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
-                (i0, p0, mc, kc, ap, apSeg, apOff) -> Bf16AmxPack.packABf16(transA, a, aOff, lda, i0, p0, mc, kc, ap, apOff));
+                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packABf16(transA, a, aOff, lda, i0, p0, mc, kc, ap, apOff));
     }
 
     static B bf16B(boolean transB, short[] b, int bOff, int ldb) {
         MemorySegment seg = MemorySegment.ofArray(b);
-        return (p0, j0, kc, nc, bp, bpSeg, kpRows) -> Bf16Pack.packBBf16(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, kpRows);
+        return (p0, j0, kc, nc, bp, kpRows) -> Bf16Pack.packBBf16(transB, b, seg, bOff, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 }

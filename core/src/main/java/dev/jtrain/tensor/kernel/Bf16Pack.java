@@ -37,6 +37,7 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class Bf16Pack {
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
+    private static final java.nio.ByteOrder ORDER = java.nio.ByteOrder.nativeOrder();
 
     private Bf16Pack() {}
 
@@ -82,8 +83,8 @@ final class Bf16Pack {
      * each of 32 rows ({@link Bf16Kernel#cols}, a transpose in registers).
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
-                      int[] bp, MemorySegment bpSeg) {
-        packB(transB, b, bSeg, bOff, ldb, p0, j0, kc, nc, bp, bpSeg, (kc + 1) / 2);
+                      MemorySegment bpSeg) {
+        packB(transB, b, bSeg, bOff, ldb, p0, j0, kc, nc, bpSeg, (kc + 1) / 2);
     }
 
     /**
@@ -91,9 +92,9 @@ final class Bf16Pack {
      * kernel's whole k blocks need ({@link Bf16AmxPack}).
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
-                      int[] bp, MemorySegment bpSeg, int kpRows) {
+                      MemorySegment bpSeg, int kpRows) {
         int kp = (kc + 1) / 2, panelWords = kpRows * NR;
-        zeroPadRows(bp, kp, kpRows, (nc + NR - 1) / NR);
+        zeroPadRows(bpSeg, kp, kpRows, (nc + NR - 1) / NR);
         if (!transB) {
             // every panel in one pass, two rows of the block at a time (gen_bf16_pairs.py says why)
             int src = bOff + p0 * ldb + j0;
@@ -104,7 +105,7 @@ final class Bf16Pack {
                     panelWords);
             if ((kc & 1) != 0) {
                 for (int j = 0; j < nc; j++) {
-                    bp[j / NR * panelWords + (kp - 1) * NR + j % NR] = Bf16.bits(b[src + (kc - 1) * ldb + j]);
+                    set(bpSeg, j / NR * panelWords + (kp - 1) * NR + j % NR, Bf16.bits(b[src + (kc - 1) * ldb + j]));
                 }
             }
             return;
@@ -122,7 +123,7 @@ final class Bf16Pack {
                 int row = src + j * ldb;
                 for (int p = j < 16 * halves ? 16 * blocks : 0; p < kp; p++) {
                     int q = 2 * p;
-                    bp[base + p * NR + j] = Bf16.bits(b[row + q]) | (q + 1 < kc ? Bf16.bits(b[row + q + 1]) << 16 : 0);
+                    set(bpSeg, base + p * NR + j, Bf16.bits(b[row + q]) | (q + 1 < kc ? Bf16.bits(b[row + q + 1]) << 16 : 0));
                 }
             }
         }
@@ -138,7 +139,7 @@ final class Bf16Pack {
      * lane-wise: low halves of row 2p with row 2p+1's shifted up (columns 0-15), and high halves of row 2p shifted
      * down with row 2p+1's (columns 16-31). No shuffle, and the bf16 values are the ones rounding B would give.
      */
-    static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, int[] bp, int kpRows) {
+    static void packBFromWords(int[] words, int ldb, int p0, int j0, int kc, int nc, MemorySegment bp, int kpRows) {
         int kp = (kc + 1) / 2, rowWords = ldb / 2, panelWords = kpRows * NR, panels = (nc + NR - 1) / NR;
         zeroPadRows(bp, kp, kpRows, panels);
         // two whole rows at a time, into every panel (gen_bf16_pairs.py says why); panel t's block starts at word
@@ -147,21 +148,21 @@ final class Bf16Pack {
             int r0 = (p0 + 2 * p) * rowWords + j0 / 2, r1 = r0 + rowWords;
             for (int t = 0, dst = p * NR; t < panels; t++, dst += panelWords, r0 += 16, r1 += 16) {
                 IntVector w0 = IntVector.fromArray(I, words, r0), w1 = IntVector.fromArray(I, words, r1);
-                w0.and(0xFFFF).or(w1.lanewise(VectorOperators.LSHL, 16)).intoArray(bp, dst);
-                w0.lanewise(VectorOperators.LSHR, 16).or(w1.and(0xFFFF0000)).intoArray(bp, dst + 16);
+                w0.and(0xFFFF).or(w1.lanewise(VectorOperators.LSHL, 16)).intoMemorySegment(bp, 4L * dst, ORDER);
+                w0.lanewise(VectorOperators.LSHR, 16).or(w1.and(0xFFFF0000)).intoMemorySegment(bp, 4L * (dst + 16), ORDER);
             }
         }
         if ((kc & 1) != 0) { // the last k alone, paired with zero
             int r0 = (p0 + kc - 1) * rowWords + j0 / 2;
             for (int t = 0, dst = (kp - 1) * NR; t < panels; t++, dst += panelWords, r0 += 16) {
                 IntVector w0 = IntVector.fromArray(I, words, r0);
-                w0.and(0xFFFF).intoArray(bp, dst);
-                w0.lanewise(VectorOperators.LSHR, 16).intoArray(bp, dst + 16);
+                w0.and(0xFFFF).intoMemorySegment(bp, 4L * dst, ORDER);
+                w0.lanewise(VectorOperators.LSHR, 16).intoMemorySegment(bp, 4L * (dst + 16), ORDER);
             }
         }
         int cols = nc - (panels - 1) * NR, base = (panels - 1) * panelWords;
         if (cols < NR) { // columns past n hold whatever the row's next block has: zero them
-            for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
+            for (int p = 0; p < kp; p++) zero(bp, base + p * NR + cols, base + (p + 1) * NR);
         }
     }
 
@@ -186,7 +187,7 @@ final class Bf16Pack {
         for (int t = 0; t < panels; t++) {
             int rows = Math.min(MR, mc - t * MR), col = aOff + p0 * lda + i0 + t * MR, base = apOff + t * panelWords;
             for (int p = 0; p < kp; p++, col += 2 * lda) {
-                pairRows(a, col, 2 * p + 1 < kc ? col + lda : -1, rows, MR, ap, base + p * MR);
+                pairRows(a, col, 2 * p + 1 < kc ? col + lda : -1, rows, MR, apSeg, base + p * MR);
             }
         }
     }
@@ -197,7 +198,7 @@ final class Bf16Pack {
      * already paired, so a panel row takes one from each of 32 rows: a transpose, done word by word.
      */
     static void packBBf16(boolean transB, short[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
-                          int[] bp, int kpRows) {
+                          MemorySegment bp, int kpRows) {
         int kp = (kc + 1) / 2, panelWords = kpRows * NR;
         zeroPadRows(bp, kp, kpRows, (nc + NR - 1) / NR);
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += panelWords) {
@@ -216,10 +217,10 @@ final class Bf16Pack {
             int whole = kc / 2;
             for (int j = 0; j < cols; j++) {
                 long row = (long) (bOff + (j0 + jp + j) * ldb + p0) * Short.BYTES;
-                for (int p = 0; p < whole; p++) bp[base + p * NR + j] = bSeg.get(ValueLayout.JAVA_INT_UNALIGNED, row + 4L * p);
-                if (whole < kp) bp[base + whole * NR + j] = bSeg.get(ValueLayout.JAVA_SHORT_UNALIGNED, row + 4L * whole) & 0xFFFF;
+                for (int p = 0; p < whole; p++) set(bp, base + p * NR + j, bSeg.get(ValueLayout.JAVA_INT_UNALIGNED, row + 4L * p));
+                if (whole < kp) set(bp, base + whole * NR + j, bSeg.get(ValueLayout.JAVA_SHORT_UNALIGNED, row + 4L * whole) & 0xFFFF);
             }
-            if (cols < NR) for (int p = 0; p < kp; p++) Arrays.fill(bp, base + p * NR + cols, base + (p + 1) * NR, 0);
+            if (cols < NR) for (int p = 0; p < kp; p++) zero(bp, base + p * NR + cols, base + (p + 1) * NR);
         }
     }
 
@@ -229,15 +230,15 @@ final class Bf16Pack {
      * {@code dst[d + j] = x[lo + j] | x[hi + j] << 16} for j &lt; {@code count} (no high half when {@code hi} is -1), and
      * zero for count &lt;= j &lt; {@code width}; width is at most 16 words, one vector.
      */
-    private static void pairRows(short[] x, int lo, int hi, int count, int width, int[] dst, int d) {
+    private static void pairRows(short[] x, int lo, int hi, int count, int width, MemorySegment dst, int d) {
         VectorMask<Short> in = S.indexInRange(0, count);
         IntVector w = (IntVector) ShortVector.fromArray(S, x, lo, in).convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
         if (hi >= 0) {
             w = w.or(((IntVector) ShortVector.fromArray(S, x, hi, in).convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0))
                     .lanewise(VectorOperators.LSHL, 16));
         }
-        if (width == 16) w.intoArray(dst, d);
-        else w.intoArray(dst, d, I.indexInRange(0, width));
+        if (width == 16) w.intoMemorySegment(dst, 4L * d, ORDER);
+        else w.intoMemorySegment(dst, 4L * d, ORDER, I.indexInRange(0, width));
     }
 
     /**
@@ -257,9 +258,19 @@ final class Bf16Pack {
     }
 
     /** Zeroes pair rows [kp, kpRows) of each of {@code panels} B panels of kpRows x NR words. */
-    private static void zeroPadRows(int[] bp, int kp, int kpRows, int panels) {
+    private static void zeroPadRows(MemorySegment bp, int kp, int kpRows, int panels) {
         if (kpRows == kp) return;
-        for (int t = 0; t < panels; t++) Arrays.fill(bp, (t * kpRows + kp) * NR, (t + 1) * kpRows * NR, 0);
+        for (int t = 0; t < panels; t++) zero(bp, (t * kpRows + kp) * NR, (t + 1) * kpRows * NR);
+    }
+
+    /** Words [from, to) of a packed buffer (on the heap or off it) set to zero. */
+    static void zero(MemorySegment buf, int from, int to) {
+        if (to > from) buf.asSlice(4L * from, 4L * (to - from)).fill((byte) 0);
+    }
+
+    /** Word {@code index} of a packed buffer (on the heap or off it). */
+    static void set(MemorySegment buf, int index, int word) {
+        buf.setAtIndex(ValueLayout.JAVA_INT, index, word);
     }
 
     static MemorySegment slice(MemorySegment seg, int index, int bytes) {

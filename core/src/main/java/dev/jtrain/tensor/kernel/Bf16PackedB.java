@@ -43,7 +43,7 @@ public final class Bf16PackedB {
         this.kp = (k + 1) / 2;
         int panels = (n + NR - 1) / NR;
         if (bp.length < panels * kp * NR) bp = new int[panels * kp * NR];
-        Bf16Pack.packB(transB, b, MemorySegment.ofArray(b), bOff, ldb, 0, 0, k, n, bp, MemorySegment.ofArray(bp));
+        Bf16Pack.packB(transB, b, MemorySegment.ofArray(b), bOff, ldb, 0, 0, k, n, MemorySegment.ofArray(bp));
         return this;
     }
 

@@ -68,7 +68,7 @@ final class Bf16Workspace {
         int aStride = rowA ? kp : 0;
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
-            b.pack(pc, jc, kc, nc, bp, bpSeg, kp);
+            b.pack(pc, jc, kc, nc, bpSeg, kp);
             int panels = (nc + NR - 1) / NR, full = nc / NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);
