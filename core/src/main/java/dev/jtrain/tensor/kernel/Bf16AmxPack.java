@@ -4,6 +4,9 @@ import static dev.jtrain.tensor.kernel.Bf16AmxKernel.A_BLOCK_WORDS;
 import static dev.jtrain.tensor.kernel.Bf16AmxKernel.BLOCK_PAIRS;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Packs blocks of op(A) into the panels the AMX kernel ({@link Bf16AmxKernel}) reads, rounding fp32 to bf16 on the
@@ -26,6 +29,9 @@ final class Bf16AmxPack {
     static final int MR = 32;
     /** k values per block (16 pairs). */
     static final int KB = 2 * BLOCK_PAIRS;
+
+    private static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     private Bf16AmxPack() {}
 
@@ -83,12 +89,17 @@ final class Bf16AmxPack {
      * row's values already sit in pairs along k) or paired two rows at a time (A stored k x m), nothing rounded.
      */
     static void packABf16(boolean transA, short[] a, int aOff, int lda, int i0, int p0, int mc, int kc, MemorySegment ap, int apOff) {
-        int panelWords = panelWords(kc), blocks = kblocks(kc);
+        int panelWords = panelWords(kc), blocks = kblocks(kc), full = transA ? 0 : kc / KB;
         for (int t = 0, r0 = 0; r0 < mc; t++, r0 += MR) {
             int rows = Math.min(MR, mc - r0), base = apOff + t * panelWords;
             for (int r = 0; r < rows; r++) {
                 int i = i0 + r0 + r;
-                for (int b = 0; b < blocks; b++) {
+                // a whole block of a row stored m x k is its 32 values as they are: one vector copy
+                for (int b = 0, src = aOff + i * lda + p0; b < full; b++, src += KB) {
+                    ShortVector.fromArray(S, a, src).reinterpretAsInts()
+                            .intoMemorySegment(ap, 4L * (base + b * A_BLOCK_WORDS + r * BLOCK_PAIRS), ORDER);
+                }
+                for (int b = full; b < blocks; b++) {
                     int at = base + b * A_BLOCK_WORDS + r * BLOCK_PAIRS;
                     for (int w = 0; w < BLOCK_PAIRS; w++) {
                         int q = b * KB + 2 * w;
