@@ -44,7 +44,7 @@ final class BenchMatmulCommand implements Callable<Integer> {
     boolean sweep;
 
     @Option(names = "--dtype", description = "fp32 (SGEMM) or bf16 (operands rounded to bf16, fp32 accumulation; "
-            + "the CPU's bf16 dot product where it has one) (default: ${DEFAULT-VALUE}).", defaultValue = "fp32")
+            + "AMX tiles or the bf16 dot product where the CPU has them) (default: ${DEFAULT-VALUE}).", defaultValue = "fp32")
     String dtype;
 
     @Option(names = "--inputs", description = "With --dtype bf16: operands held in fp32 and rounded as they are packed "
