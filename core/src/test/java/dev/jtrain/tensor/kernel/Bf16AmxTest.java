@@ -2,13 +2,8 @@ package dev.jtrain.tensor.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -117,21 +112,7 @@ class Bf16AmxTest {
     @Test
     void theAvx512KernelStillRunsWhenAskedForOnAnAmxMachine() throws Exception {
         Assumptions.assumeTrue(CpuFeatures.CURRENT.avx512bf16(), "this CPU has no AVX512_BF16: nothing to choose between");
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djtrain.bf16.kernel=avx512",
-                "-cp", System.getProperty("java.class.path"), Bf16AmxTest.class.getName());
-        Path log = Files.createTempFile("bf16-avx512", ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        String out;
-        try {
-            boolean ended = p.waitFor(90, TimeUnit.SECONDS);
-            out = Files.readString(log, StandardCharsets.UTF_8);
-            assertThat(ended).as("the child JVM did not end within 90 s:%n%s", out).isTrue();
-        } finally {
-            p.destroyForcibly();
-            Files.deleteIfExists(log);
-        }
-        assertThat(p.exitValue()).as(out).isZero();
+        String out = ChildJvm.run(Bf16AmxTest.class, "-Djtrain.bf16.kernel=avx512", 90);
         assertThat(out).contains("BACKEND bf16 matmuls: AVX512_BF16 (vdpbf16ps)", "AMX false", "WITHIN_BF16_BOUND true");
     }
 }

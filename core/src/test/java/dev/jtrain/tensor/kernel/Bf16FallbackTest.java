@@ -2,12 +2,7 @@ package dev.jtrain.tensor.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -72,21 +67,7 @@ class Bf16FallbackTest {
 
     @Test
     void withoutTheBf16KernelMatmulsRoundTheirOperandsAndRunInFp32AndSaySo() throws Exception {
-        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Djtrain.bf16.kernel=fp32",
-                "-cp", System.getProperty("java.class.path"), Bf16FallbackTest.class.getName());
-        Path log = Files.createTempFile("bf16-fallback", ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        String out;
-        try {
-            boolean ended = p.waitFor(60, TimeUnit.SECONDS);
-            out = Files.readString(log, StandardCharsets.UTF_8);
-            assertThat(ended).as("the fallback JVM did not end within 60 s:%n%s", out).isTrue();
-        } finally {
-            p.destroyForcibly();
-            Files.deleteIfExists(log);
-        }
-        assertThat(p.exitValue()).as(out).isZero();
+        String out = ChildJvm.run(Bf16FallbackTest.class, "-Djtrain.bf16.kernel=fp32", 60);
         assertThat(out).contains("BACKEND bf16 matmuls: fp32 compute on bf16-rounded operands (jtrain.bf16.kernel=fp32)",
                 "NATIVE false", "EQUALS_SGEMM false", "EQUALS_ROUNDED_SGEMM true", "BF16_OPERANDS_EQUAL true",
                 "BLOCKED_WITHIN_FP32_BOUND true");
