@@ -23,9 +23,13 @@ MSG
   exit 2
 fi
 
-JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
-if ! "$JAVA" --add-modules jdk.incubator.vector -version >/dev/null 2>&1; then
-  for cand in /usr/lib/jvm/*25*; do [ -x "$cand/bin/java" ] && JAVA="$cand/bin/java" && break; done
+# JDK 25: $JAVA_HOME if it is one, else /usr/lib/jvm/*25* (a JDK 17 also has the vector incubator, so ask the version)
+is25() { [ -x "$1" ] && [ "$("$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')" = 25 ]; }
+JAVA="${JAVA_HOME:-/nonexistent}/bin/java"
+if ! is25 "$JAVA"; then
+  JAVA=""
+  for cand in /usr/lib/jvm/*25*/bin/java; do is25 "$cand" && JAVA="$cand" && break; done
+  [ -n "$JAVA" ] || { echo "sgemm_vs_openblas: no JDK 25 (looked at \$JAVA_HOME and /usr/lib/jvm/*25*)" >&2; exit 2; }
 fi
 CLASSES="$ROOT/core/target/classes"
 if [ ! -f "$CLASSES/dev/jtrain/tensor/kernel/MatmulBenchmark.class" ]; then
@@ -46,7 +50,7 @@ for t in "${THREADS[@]}"; do
       echo "sgemm_vs_openblas: jtrain benchmark failed for n=$n threads=$t:" >&2; grep -v WARNING "$ERR" >&2; exit 1
     fi
     line=$(tail -n 1 <<< "$res")
-    JT[$t,$n]=$(awk '{print $(NF-1)}' <<< "$line") # GFLOP/s, before median_ms
+    JT[$t,$n]=$(awk '{print $6}' <<< "$line") # the GFLOP/s column (m n k threads dtype GFLOP/s median_ms inputs)
   done
   out=$(OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t "$PY" "$PEERS/sgemm.py" "$t" numpy 2>/dev/null)
   blas=$(grep -o "blas_lib=.*" <<< "$out" | grep -o "libopenblas[^']*" | head -n1 || true)
