@@ -13,11 +13,12 @@ import java.util.Set;
  *
  * @param avx512bf16 {@code vdpbf16ps}, the bf16 pair dot product (Cooper Lake, Sapphire Rapids, Zen 4 and later)
  * @param avx2Fma    256-bit integer vectors and fused multiply-add (Haswell, Zen and later)
+ * @param avx512f    512-bit vectors and the 32 zmm registers (Skylake-SP, Zen 4 and later)
  * @param amxBf16    AMX tiles with the bf16 tile product {@code tdpbf16ps} (Sapphire Rapids and later); the OS must
  *                   still grant the process the tile state at run time ({@code Bf16AmxKernel})
  */
-public record CpuFeatures(boolean avx512bf16, boolean avx2Fma, boolean amxBf16) {
-    private static final CpuFeatures NONE = new CpuFeatures(false, false, false);
+public record CpuFeatures(boolean avx512bf16, boolean avx2Fma, boolean avx512f, boolean amxBf16) {
+    private static final CpuFeatures NONE = new CpuFeatures(false, false, false, false);
 
     /** This machine's features. */
     public static final CpuFeatures CURRENT = detect();
@@ -40,7 +41,7 @@ public record CpuFeatures(boolean avx512bf16, boolean avx2Fma, boolean amxBf16) 
             int colon = line.indexOf(':');
             Set<String> flags = Set.of(line.substring(colon + 1).trim().split("\\s+"));
             boolean bf16 = flags.contains("avx512_bf16") && flags.contains("avx512f");
-            return new CpuFeatures(bf16, flags.contains("avx2") && flags.contains("fma"),
+            return new CpuFeatures(bf16, flags.contains("avx2") && flags.contains("fma"), flags.contains("avx512f"),
                     bf16 && flags.contains("amx_tile") && flags.contains("amx_bf16"));
         }
         return NONE;

@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
@@ -19,7 +20,10 @@ import jdk.incubator.vector.VectorSpecies;
  * (bench/MEASUREMENTS.md, "vector width"). Hence 512-bit wherever it is the preferred species.
  *
  * <p>On CPUs without AVX-512 the 6 x 16 tiles run on machine code instead ({@link SgemmAvx2Kernel}, {@link #NATIVE}):
- * the Java kernel's A broadcasts compete with its FMAs for the FP pipes there. Same operations, same bits.
+ * the Java kernel's A broadcasts compete with its FMAs for the FP pipes there. On AVX-512 CPUs the 12 x 32 tiles do
+ * too ({@link SgemmAvx512Kernel}): one call per A panel and block, C written from the registers, rather than a
+ * spill and a Java write-back per tile. Same operations, same bits; {@code -Djtrain.sgemm.kernel=vector} keeps the
+ * Java kernels.
  *
  * <p>Why the accumulators are spilled to {@code tile} instead of being written to C in the kernel: a kernel
  * that also holds the alpha/beta/edge write-back grows past what C1 can compile ("out of virtual registers"),
@@ -58,7 +62,9 @@ final class SgemmKernel {
 
     private static boolean resolveNative() {
         KernelOptions.SgemmMode mode = KernelOptions.CURRENT.sgemmKernel();
-        if (mode == KernelOptions.SgemmMode.VECTOR || MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
+        if (mode == KernelOptions.SgemmMode.VECTOR) return false;
+        if (MR == SgemmAvx512Kernel.MR && NR == SgemmAvx512Kernel.NR) return SgemmAvx512Kernel.available();
+        if (MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
         if (mode == KernelOptions.SgemmMode.NATIVE && !SgemmAvx2Kernel.available()) {
             throw new IllegalArgumentException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
                     + SgemmAvx2Kernel.unavailableReason() + "; use auto (falls back to the Vector API) instead");
@@ -68,11 +74,25 @@ final class SgemmKernel {
 
     /** One line saying which fp32 micro-kernel runs on this machine. */
     static String backend() {
-        if (NATIVE) return "fp32 matmuls: AVX2 + FMA machine-code micro-kernel, " + MR + " x " + NR + " tiles";
-        String why = MR == SgemmAvx2Kernel.MR && NR == SgemmAvx2Kernel.NR
-                ? " (" + (KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.VECTOR ? "jtrain.sgemm.kernel=vector"
-                : SgemmAvx2Kernel.unavailableReason()) + ")" : "";
+        if (NATIVE) {
+            return "fp32 matmuls: " + (MR == SgemmAvx512Kernel.MR ? "AVX-512" : "AVX2 + FMA") + " machine-code micro-kernel, "
+                    + MR + " x " + NR + " tiles";
+        }
+        String why = "";
+        if (KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.VECTOR) why = " (jtrain.sgemm.kernel=vector)";
+        else if (MR == SgemmAvx2Kernel.MR && NR == SgemmAvx2Kernel.NR) why = " (" + SgemmAvx2Kernel.unavailableReason() + ")";
+        else if (MR == SgemmAvx512Kernel.MR && NR == SgemmAvx512Kernel.NR) why = " (" + SgemmAvx512Kernel.unavailableReason() + ")";
         return "fp32 matmuls: Vector API micro-kernel, " + S.vectorBitSize() + "-bit, " + MR + " x " + NR + " tiles" + why;
+    }
+
+    /**
+     * With {@link #NATIVE}: the machine code for this machine's tile, one packed A panel times {@code panels} B
+     * panels, stored or added into {@code out} ({@link SgemmAvx2Kernel#run}, {@link SgemmAvx512Kernel#run}).
+     */
+    static void runNative(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo,
+                          boolean accumulate) {
+        if (MR == SgemmAvx512Kernel.MR) SgemmAvx512Kernel.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
+        else SgemmAvx2Kernel.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
     }
 
     private static int pickMr() {

@@ -97,12 +97,12 @@ final class SgemmWorkspace {
             int cRow = cOff + ir * ldc;
             int viaTiles = 0; // first B panel that goes through the tile buffer
             if (direct && rows == MR && full > 0) {
-                SgemmAvx2Kernel.run(panel, rowA ? KC : 0, bpSeg, kc, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc,
+                SgemmKernel.runNative(panel, rowA ? KC : 0, bpSeg, kc, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc,
                         beta == 1f);
                 viaTiles = full;
             }
             if (viaTiles < panels) {
-                SgemmAvx2Kernel.run(panel, rowA ? KC : 0, bpSeg.asSlice((long) viaTiles * kc * NR * Float.BYTES), kc,
+                SgemmKernel.runNative(panel, rowA ? KC : 0, bpSeg.asSlice((long) viaTiles * kc * NR * Float.BYTES), kc,
                         panels - viaTiles, tileSeg, NC, false);
                 SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
             }

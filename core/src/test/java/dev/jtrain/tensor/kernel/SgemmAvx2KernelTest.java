@@ -8,11 +8,12 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * The AVX2 + FMA machine code against the Java micro-kernel's arithmetic, bit for bit: each element is
+ * The AVX2 + FMA and AVX-512 machine code against the Java micro-kernels' arithmetic, bit for bit: each element is
  * {@code fma(a, b, acc)} over p in order from zero, then stored or added to C once. Bitwise, not within a
  * tolerance, because a machine that switches between the two kernels (an AVX-512 and an AVX2 host in one job, or
- * {@code -Djtrain.sgemm.kernel=vector}) must still compute the same bits. Runs wherever the CPU has AVX2 and FMA
- * (every x86-64 CI machine here); elsewhere it says so and is skipped.
+ * {@code -Djtrain.sgemm.kernel=vector}) must still compute the same bits. Each runs wherever the CPU has its
+ * instructions (AVX2 and FMA on every x86-64 CI machine here; AVX-512F on the Zen 4/5 and Xeon hosts); elsewhere it
+ * says so and is skipped.
  */
 class SgemmAvx2KernelTest {
     private static final int MR = SgemmAvx2Kernel.MR, NR = SgemmAvx2Kernel.NR;
@@ -20,7 +21,9 @@ class SgemmAvx2KernelTest {
     @Test
     void theMachineCodeIsChosenWhereverItCanRunTheSelectedTile() {
         boolean fits = SgemmKernel.MR == MR && SgemmKernel.NR == NR;
-        boolean expected = fits && SgemmAvx2Kernel.available() && KernelOptions.CURRENT.sgemmKernel() != KernelOptions.SgemmMode.VECTOR;
+        boolean fits512 = SgemmKernel.MR == SgemmAvx512Kernel.MR && SgemmKernel.NR == SgemmAvx512Kernel.NR;
+        boolean expected = (fits && SgemmAvx2Kernel.available() || fits512 && SgemmAvx512Kernel.available())
+                && KernelOptions.CURRENT.sgemmKernel() != KernelOptions.SgemmMode.VECTOR;
         assertThat(SgemmKernel.NATIVE).as(Sgemm.backend()).isEqualTo(expected);
         assertThat(Sgemm.backend()).contains(expected ? "machine-code" : "Vector API");
     }
@@ -29,32 +32,50 @@ class SgemmAvx2KernelTest {
     void matchesTheJavaKernelsArithmeticBitwiseAndWritesOnlyItsTiles() {
         Assumptions.assumeTrue(SgemmAvx2Kernel.available(),
                 "the AVX2 SGEMM machine code cannot run here: " + SgemmAvx2Kernel.unavailableReason());
+        check(MR, NR, SgemmAvx2Kernel::run);
+    }
+
+    /** The same for the AVX-512 machine code of the 12 x 32 tile, where the CPU has AVX-512F. */
+    @Test
+    void theAvx512MachineCodeMatchesTheJavaKernelsArithmeticBitwise() {
+        Assumptions.assumeTrue(SgemmAvx512Kernel.available(),
+                "the AVX-512 SGEMM machine code cannot run here: " + SgemmAvx512Kernel.unavailableReason());
+        check(SgemmAvx512Kernel.MR, SgemmAvx512Kernel.NR, SgemmAvx512Kernel::run);
+    }
+
+    /** A machine-code kernel's entry point ({@link SgemmAvx2Kernel#run}, {@link SgemmAvx512Kernel#run}). */
+    @FunctionalInterface
+    private interface Kernel {
+        void run(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo, boolean accumulate);
+    }
+
+    private static void check(int mr, int nr, Kernel kernel) {
         SplittableRandom rnd = new SplittableRandom(20261127L);
         int stride = Sgemm.KC;
         for (int kc : new int[] {1, 3, 4, 5, 37, 256}) {
             for (int panels : new int[] {1, 3}) {
                 for (boolean rowA : new boolean[] {false, true}) {
                     for (boolean accumulate : new boolean[] {false, true}) {
-                        int apOff = 7, bpOff = 5, outOff = 11, ldo = panels * NR + 3;
-                        float[] ap = random(rnd, apOff + MR * stride), bp = random(rnd, bpOff + panels * kc * NR);
-                        float[] out = random(rnd, outOff + MR * ldo + 4);
+                        int apOff = 7, bpOff = 5, outOff = 11, ldo = panels * nr + 3;
+                        float[] ap = random(rnd, apOff + mr * stride), bp = random(rnd, bpOff + panels * kc * nr);
+                        float[] out = random(rnd, outOff + mr * ldo + 4);
                         float[] expected = out.clone();
-                        for (int r = 0; r < MR; r++) {
-                            for (int j = 0; j < panels * NR; j++) {
-                                int t = j / NR, col = j % NR;
+                        for (int r = 0; r < mr; r++) {
+                            for (int j = 0; j < panels * nr; j++) {
+                                int t = j / nr, col = j % nr;
                                 float acc = 0f;
                                 for (int p = 0; p < kc; p++) {
-                                    float a = rowA ? ap[apOff + r * stride + p] : ap[apOff + p * MR + r];
-                                    acc = Math.fma(a, bp[bpOff + t * kc * NR + p * NR + col], acc);
+                                    float a = rowA ? ap[apOff + r * stride + p] : ap[apOff + p * mr + r];
+                                    acc = Math.fma(a, bp[bpOff + t * kc * nr + p * nr + col], acc);
                                 }
                                 int o = outOff + r * ldo + j;
                                 expected[o] = accumulate ? expected[o] + acc : acc;
                             }
                         }
-                        SgemmAvx2Kernel.run(slice(ap, apOff), rowA ? stride : 0, slice(bp, bpOff), kc, panels,
+                        kernel.run(slice(ap, apOff), rowA ? stride : 0, slice(bp, bpOff), kc, panels,
                                 slice(out, outOff), ldo, accumulate);
-                        assertThat(out).as("kc=%d panels=%d rowA=%b accumulate=%b (the 3 floats past each row "
-                                + "and the ones around the tile must be untouched)", kc, panels, rowA, accumulate)
+                        assertThat(out).as("%d x %d tile: kc=%d panels=%d rowA=%b accumulate=%b (the 3 floats past each row "
+                                + "and the ones around the tile must be untouched)", mr, nr, kc, panels, rowA, accumulate)
                                 .isEqualTo(expected);
                     }
                 }
