@@ -8,7 +8,7 @@ SgemmKernel.MR/NR (6 and 16 on the 256-bit path) must match."""
 MR, NV, UNROLL = 6, 2, 4    # 6 rows x 2 vectors of 8 columns: 12 accumulators + 2 B + 2 broadcasts of 16 ymm
 NR = 8 * NV
 B0, A0 = MR * NV, MR * NV + NV
-from kernel_frame import prologue, write_tile_and_next_panel
+from kernel_frame import fma_loops, prologue, write_tile_and_next_panel
 
 out = []
 e = out.append
@@ -51,31 +51,7 @@ e("""    mov rax, rdi
     jnz 35f""")
 
 
-def step(addr, u):
-    for v in range(NV):
-        e(f"    vmovups ymm{B0 + v}, [rsi+{4 * NR * u + 32 * v}]")
-    for r in range(MR):
-        a = A0 + (r % 2)
-        e(f"    vbroadcastss ymm{a}, dword ptr {addr(r, u)}")
-        for v in range(NV):
-            e(f"    vfmadd231ps ymm{NV * r + v}, ymm{B0 + v}, ymm{a}")
-
-
-def loops(label, addr, a_step):
-    """The unrolled loop over blocks of UNROLL steps, then one step at a time."""
-    e(f"{label + 5}:\n    test r14, r14\n    jz {label + 2}f\n{label}:")
-    for u in range(UNROLL):
-        step(addr, u)
-    e(f"    add rsi, {4 * NR * UNROLL}")
-    for reg in a_step:
-        e(f"    add {reg}, {UNROLL * a_step[reg]}")
-    e(f"    dec r14\n    jnz {label}b\n{label + 2}:\n    test r12, r12\n    jz 40f\n{label + 1}:")
-    step(addr, 0)
-    e(f"    add rsi, {4 * NR}")
-    for reg in a_step:
-        e(f"    add {reg}, {a_step[reg]}")
-    e(f"    dec r12\n    jnz {label + 1}b\n    jmp 40f")
-
+step, loops = fma_loops(e, MR, NV, "ymm", 32, UNROLL, "r12")
 
 # p-major A: the MR values of a step are adjacent
 loops(20, lambda r, u: f"[rax+{4 * MR * u + 4 * r}]", {"rax": 4 * MR})

@@ -9,7 +9,7 @@ in the .S; SgemmKernel.MR/NR (12 and 32 on the 512-bit path) must match."""
 MR, NV, UNROLL = 12, 2, 4   # 12 rows x 2 vectors of 16 columns: 24 accumulators + 2 B + 2 broadcasts of 32 zmm
 NR = 16 * NV
 B0, A0 = MR * NV, MR * NV + NV
-from kernel_frame import prologue, write_tile_and_next_panel
+from kernel_frame import fma_loops, prologue, write_tile_and_next_panel
 
 out = []
 e = out.append
@@ -47,31 +47,7 @@ e("""    mov rax, rdi
     jnz 35f""")
 
 
-def step(addr, u):
-    for v in range(NV):
-        e(f"    vmovups zmm{B0 + v}, [rsi+{4 * NR * u + 64 * v}]")
-    for r in range(MR):
-        a = A0 + (r % 2)
-        e(f"    vbroadcastss zmm{a}, dword ptr {addr(r, u)}")
-        for v in range(NV):
-            e(f"    vfmadd231ps zmm{NV * r + v}, zmm{B0 + v}, zmm{a}")
-
-
-def loops(label, addr, a_step):
-    """The unrolled loop over blocks of UNROLL steps, then one step at a time."""
-    e(f"{label + 5}:\n    test r14, r14\n    jz {label + 2}f\n{label}:")
-    for u in range(UNROLL):
-        step(addr, u)
-    e(f"    add rsi, {4 * NR * UNROLL}")
-    for reg in a_step:
-        e(f"    add {reg}, {UNROLL * a_step[reg]}")
-    e(f"    dec r14\n    jnz {label}b\n{label + 2}:\n    test r15, r15\n    jz 40f\n{label + 1}:")
-    step(addr, 0)
-    e(f"    add rsi, {4 * NR}")
-    for reg in a_step:
-        e(f"    add {reg}, {a_step[reg]}")
-    e(f"    dec r15\n    jnz {label + 1}b\n    jmp 40f")
-
+step, loops = fma_loops(e, MR, NV, "zmm", 64, UNROLL, "r15")
 
 # p-major A: the MR values of a step are adjacent
 loops(20, lambda r, u: f"[rax+{4 * MR * u + 4 * r}]", {"rax": 4 * MR})

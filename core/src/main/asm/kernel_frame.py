@@ -57,3 +57,36 @@ def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes, prefetch=False):
     pop r12
     pop rbx
     ret""")
+
+
+def fma_loops(e, mr, nv, reg, vector_bytes, unroll, leftover):
+    """The k loops of an fp32 kernel (gen_sgemm_*_kernel.py): returns step(addr, u), which emits one k step (nv B
+    loads, mr broadcasts from memory into two alternating registers, mr * nv vfmadd231ps into accumulators 0 ..
+    mr*nv - 1), and loops(label, addr, a_step), which emits the loop over blocks of `unroll` steps (count in r14),
+    then one step at a time (count in `leftover`), advancing rsi and the A registers in a_step, and jumps to 40."""
+    b0, a0, nr = mr * nv, mr * nv + nv, vector_bytes // 4 * nv
+
+    def step(addr, u):
+        for v in range(nv):
+            e(f"    vmovups {reg}{b0 + v}, [rsi+{4 * nr * u + vector_bytes * v}]")
+        for r in range(mr):
+            a = a0 + (r % 2)
+            e(f"    vbroadcastss {reg}{a}, dword ptr {addr(r, u)}")
+            for v in range(nv):
+                e(f"    vfmadd231ps {reg}{nv * r + v}, {reg}{b0 + v}, {reg}{a}")
+
+    def loops(label, addr, a_step):
+        e(f"{label + 5}:\n    test r14, r14\n    jz {label + 2}f\n{label}:")
+        for u in range(unroll):
+            step(addr, u)
+        e(f"    add rsi, {4 * nr * unroll}")
+        for r in a_step:
+            e(f"    add {r}, {unroll * a_step[r]}")
+        e(f"    dec r14\n    jnz {label}b\n{label + 2}:\n    test {leftover}, {leftover}\n    jz 40f\n{label + 1}:")
+        step(addr, 0)
+        e(f"    add rsi, {4 * nr}")
+        for r in a_step:
+            e(f"    add {r}, {a_step[r]}")
+        e(f"    dec {leftover}\n    jnz {label + 1}b\n    jmp 40f")
+
+    return step, loops

@@ -19,9 +19,9 @@ import jdk.incubator.vector.VectorSpecies;
  * halves), but the whole GEMM is slower with 256-bit: twice the instructions and half-width packing copies
  * (bench/MEASUREMENTS.md, "vector width"). Hence 512-bit wherever it is the preferred species.
  *
- * <p>On CPUs without AVX-512 the 6 x 16 tiles run on machine code instead ({@link SgemmAvx2Kernel}, {@link #NATIVE}):
+ * <p>On CPUs without AVX-512 the 6 x 16 tiles run on machine code instead ({@link SgemmMachineKernel#AVX2}, {@link #NATIVE}):
  * the Java kernel's A broadcasts compete with its FMAs for the FP pipes there. On AVX-512 CPUs the 12 x 32 tiles do
- * too ({@link SgemmAvx512Kernel}): one call per A panel and block, C written from the registers, rather than a
+ * too ({@link SgemmMachineKernel#AVX512}): one call per A panel and block, C written from the registers, rather than a
  * spill and a Java write-back per tile. Same operations, same bits; {@code -Djtrain.sgemm.kernel=vector} keeps the
  * Java kernels.
  *
@@ -48,10 +48,12 @@ final class SgemmKernel {
     /** Rows of a micro-tile: 12 when 32 vector registers exist (AVX-512), else 6. */
     static final int MR = pickMr();
     /**
-     * Whether the 6 x 16 tiles run on the AVX2 + FMA machine code ({@link SgemmAvx2Kernel}) rather than
-     * {@link SgemmMicroKernels#kernel6}: on CPUs without AVX-512, unless {@code -Djtrain.sgemm.kernel=vector}.
+     * Whether the tiles run on machine code ({@link SgemmMachineKernel}) rather than the Vector API kernels: the
+     * 6 x 16 tile on CPUs with AVX2 + FMA, the 12 x 32 one on CPUs with AVX-512F, unless
+     * {@code -Djtrain.sgemm.kernel=vector}.
      */
     static final boolean NATIVE = resolveNative();
+    private static final SgemmMachineKernel MACHINE = machineKernel();
 
     private static VectorSpecies<Float> pickSpecies() {
         int bits = KernelOptions.CURRENT.vectorBits();
@@ -60,39 +62,37 @@ final class SgemmKernel {
         return FloatVector.SPECIES_PREFERRED.length() >= 16 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
     }
 
+    /** The machine code of this machine's tile, whether or not it runs here; null when there is none. */
+    private static SgemmMachineKernel machineKernel() {
+        if (SgemmMachineKernel.AVX512.fits(MR, NR)) return SgemmMachineKernel.AVX512;
+        if (SgemmMachineKernel.AVX2.fits(MR, NR)) return SgemmMachineKernel.AVX2;
+        return null;
+    }
+
     private static boolean resolveNative() {
         KernelOptions.SgemmMode mode = KernelOptions.CURRENT.sgemmKernel();
-        if (mode == KernelOptions.SgemmMode.VECTOR) return false;
-        if (MR == SgemmAvx512Kernel.MR && NR == SgemmAvx512Kernel.NR) return SgemmAvx512Kernel.available();
-        if (MR != SgemmAvx2Kernel.MR || NR != SgemmAvx2Kernel.NR) return false;
-        if (mode == KernelOptions.SgemmMode.NATIVE && !SgemmAvx2Kernel.available()) {
-            throw new IllegalArgumentException("jtrain.sgemm.kernel=native, but the AVX2 SGEMM kernel cannot run here: "
-                    + SgemmAvx2Kernel.unavailableReason() + "; use auto (falls back to the Vector API) instead");
+        SgemmMachineKernel code = machineKernel();
+        if (mode == KernelOptions.SgemmMode.VECTOR || code == null) return false;
+        if (mode == KernelOptions.SgemmMode.NATIVE && !code.available()) {
+            throw new IllegalArgumentException("jtrain.sgemm.kernel=native, but the " + code.isa + " SGEMM kernel cannot run here: "
+                    + code.unavailableReason() + "; use auto (falls back to the Vector API) instead");
         }
-        return SgemmAvx2Kernel.available();
+        return code.available();
     }
 
     /** One line saying which fp32 micro-kernel runs on this machine. */
     static String backend() {
-        if (NATIVE) {
-            return "fp32 matmuls: " + (MR == SgemmAvx512Kernel.MR ? "AVX-512" : "AVX2 + FMA") + " machine-code micro-kernel, "
-                    + MR + " x " + NR + " tiles";
-        }
-        String why = "";
-        if (KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.VECTOR) why = " (jtrain.sgemm.kernel=vector)";
-        else if (MR == SgemmAvx2Kernel.MR && NR == SgemmAvx2Kernel.NR) why = " (" + SgemmAvx2Kernel.unavailableReason() + ")";
-        else if (MR == SgemmAvx512Kernel.MR && NR == SgemmAvx512Kernel.NR) why = " (" + SgemmAvx512Kernel.unavailableReason() + ")";
+        SgemmMachineKernel code = machineKernel();
+        if (NATIVE) return "fp32 matmuls: " + code.isa + " machine-code micro-kernel, " + MR + " x " + NR + " tiles";
+        String why = KernelOptions.CURRENT.sgemmKernel() == KernelOptions.SgemmMode.VECTOR ? " (jtrain.sgemm.kernel=vector)"
+                : code != null ? " (" + code.unavailableReason() + ")" : "";
         return "fp32 matmuls: Vector API micro-kernel, " + S.vectorBitSize() + "-bit, " + MR + " x " + NR + " tiles" + why;
     }
 
-    /**
-     * With {@link #NATIVE}: the machine code for this machine's tile, one packed A panel times {@code panels} B
-     * panels, stored or added into {@code out} ({@link SgemmAvx2Kernel#run}, {@link SgemmAvx512Kernel#run}).
-     */
+    /** With {@link #NATIVE}: the machine code of this machine's tile ({@link SgemmMachineKernel#run}). */
     static void runNative(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo,
                           boolean accumulate) {
-        if (MR == SgemmAvx512Kernel.MR) SgemmAvx512Kernel.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
-        else SgemmAvx2Kernel.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
+        MACHINE.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
     }
 
     private static int pickMr() {

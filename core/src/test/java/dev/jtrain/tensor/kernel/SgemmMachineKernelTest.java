@@ -15,41 +15,31 @@ import org.junit.jupiter.api.Test;
  * instructions (AVX2 and FMA on every x86-64 CI machine here; AVX-512F on the Zen 4/5 and Xeon hosts); elsewhere it
  * says so and is skipped.
  */
-class SgemmAvx2KernelTest {
-    private static final int MR = SgemmAvx2Kernel.MR, NR = SgemmAvx2Kernel.NR;
+class SgemmMachineKernelTest {
 
     @Test
     void theMachineCodeIsChosenWhereverItCanRunTheSelectedTile() {
-        boolean fits = SgemmKernel.MR == MR && SgemmKernel.NR == NR;
-        boolean fits512 = SgemmKernel.MR == SgemmAvx512Kernel.MR && SgemmKernel.NR == SgemmAvx512Kernel.NR;
-        boolean expected = (fits && SgemmAvx2Kernel.available() || fits512 && SgemmAvx512Kernel.available())
+        boolean expected = (SgemmMachineKernel.AVX2.fits(SgemmKernel.MR, SgemmKernel.NR) && SgemmMachineKernel.AVX2.available()
+                || SgemmMachineKernel.AVX512.fits(SgemmKernel.MR, SgemmKernel.NR) && SgemmMachineKernel.AVX512.available())
                 && KernelOptions.CURRENT.sgemmKernel() != KernelOptions.SgemmMode.VECTOR;
         assertThat(SgemmKernel.NATIVE).as(Sgemm.backend()).isEqualTo(expected);
         assertThat(Sgemm.backend()).contains(expected ? "machine-code" : "Vector API");
     }
 
     @Test
-    void matchesTheJavaKernelsArithmeticBitwiseAndWritesOnlyItsTiles() {
-        Assumptions.assumeTrue(SgemmAvx2Kernel.available(),
-                "the AVX2 SGEMM machine code cannot run here: " + SgemmAvx2Kernel.unavailableReason());
-        check(MR, NR, SgemmAvx2Kernel::run);
+    void theAvx2MachineCodeMatchesTheJavaKernelsArithmeticBitwiseAndWritesOnlyItsTiles() {
+        check(SgemmMachineKernel.AVX2);
     }
 
     /** The same for the AVX-512 machine code of the 12 x 32 tile, where the CPU has AVX-512F. */
     @Test
     void theAvx512MachineCodeMatchesTheJavaKernelsArithmeticBitwise() {
-        Assumptions.assumeTrue(SgemmAvx512Kernel.available(),
-                "the AVX-512 SGEMM machine code cannot run here: " + SgemmAvx512Kernel.unavailableReason());
-        check(SgemmAvx512Kernel.MR, SgemmAvx512Kernel.NR, SgemmAvx512Kernel::run);
+        check(SgemmMachineKernel.AVX512);
     }
 
-    /** A machine-code kernel's entry point ({@link SgemmAvx2Kernel#run}, {@link SgemmAvx512Kernel#run}). */
-    @FunctionalInterface
-    private interface Kernel {
-        void run(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo, boolean accumulate);
-    }
-
-    private static void check(int mr, int nr, Kernel kernel) {
+    private static void check(SgemmMachineKernel kernel) {
+        Assumptions.assumeTrue(kernel.available(), "the " + kernel.isa + " SGEMM machine code cannot run here: " + kernel.unavailableReason());
+        int mr = kernel.mr, nr = kernel.nr;
         SplittableRandom rnd = new SplittableRandom(20261127L);
         int stride = Sgemm.KC;
         for (int kc : new int[] {1, 3, 4, 5, 37, 256}) {
