@@ -106,15 +106,19 @@ class Bf16GemmTest {
         }
     }
 
-    /** More rows than one packed A block holds ({@link Bf16Gemm#MC}): one thread packs A in two blocks. */
+    /**
+     * More rows than one packed A block holds ({@link Bf16Gemm#MC} for the AVX-512 kernel, {@link Bf16AmxWorkspace#MC}
+     * for AMX): one thread packs A in two blocks.
+     */
     @Test
     void rowsBeyondOneABlockMatchTheReferences() {
         long seed = SEED + 3;
+        int rows = Math.max(Bf16Gemm.MC, Bf16AmxWorkspace.MC) + 9;
         for (int threads = 1; threads <= 2; threads++) {
             Parallel.setThreads(threads);
             for (int t = 0; t < 4; t++) {
-                check((t & 1) != 0, (t & 2) != 0, Bf16Gemm.MC + 9, 33, 40, 1f, 0f, seed++);
-                check((t & 1) != 0, (t & 2) != 0, Bf16Gemm.MC + 9, 33, 40, -0.75f, 0.5f, seed++);
+                check((t & 1) != 0, (t & 2) != 0, rows, 33, 40, 1f, 0f, seed++);
+                check((t & 1) != 0, (t & 2) != 0, rows, 33, 40, -0.75f, 0.5f, seed++);
             }
         }
     }
