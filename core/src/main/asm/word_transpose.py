@@ -1,5 +1,5 @@
 """A 16 x 16 transpose of 32-bit words in registers, shared by the packers that need one (gen_bf16_cols.py,
-gen_bf16_amx_pairs_t.py). Not run by assemble.sh itself (its name does not start with gen_)."""
+gen_bf16_amx_pairs_t.py, gen_sgemm_cols.py). Not run by assemble.sh itself (its name does not start with gen_)."""
 
 
 def transpose_16x16(e):

@@ -6,6 +6,7 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
 import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
 import static dev.jtrain.tensor.kernel.SgemmKernel.S;
 
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
@@ -29,6 +30,8 @@ import jdk.incubator.vector.VectorMask;
 final class SgemmPack {
     /** Whether masked vector loads and stores are single instructions (AVX-512 mask registers). */
     private static final boolean MASKED_MOVES_ARE_FAST = FloatVector.SPECIES_PREFERRED.length() >= 16;
+    /** Whether a transposed B is packed 16 x 16 at a time in machine code ({@link SgemmTranspose}). */
+    private static final boolean NATIVE_TRANSPOSE = SgemmTranspose.available();
 
     private SgemmPack() {}
 
@@ -72,10 +75,17 @@ final class SgemmPack {
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += kc * NR) {
             int cols = Math.min(NR, nc - jp);
             if (transB) {
-                // B stored n x k: each output column is a contiguous row of B.
+                // B stored n x k: each output column is a contiguous row of B. 16 x 16 blocks natively where it runs;
+                // what that leaves (steps past the last 16, columns past the last 16) element by element
+                int blocks = NATIVE_TRANSPOSE ? kc / 16 : 0, halves = blocks > 0 ? cols / 16 : 0;
+                if (halves > 0) {
+                    SgemmTranspose.cols(MemorySegment.ofArray(b).asSlice((long) (bOff + (j0 + jp) * ldb + p0) * Float.BYTES), ldb,
+                            MemorySegment.ofArray(bp).asSlice((long) base * Float.BYTES), blocks, halves);
+                }
                 for (int j = 0; j < cols; j++) {
                     int src = bOff + (j0 + jp + j) * ldb + p0;
-                    for (int p = 0, dst = base + j; p < kc; p++, dst += NR) bp[dst] = b[src + p];
+                    int from = j < 16 * halves ? 16 * blocks : 0;
+                    for (int p = from, dst = base + j + from * NR; p < kc; p++, dst += NR) bp[dst] = b[src + p];
                 }
                 if (cols < NR) {
                     for (int p = 0, dst = base; p < kc; p++, dst += NR) Arrays.fill(bp, dst + cols, dst + NR, 0f);
