@@ -2,7 +2,7 @@
 """Writes bf16_cols_x86_64.S to stdout (assemble.sh runs it): packs a transposed B (stored n x k) into bf16 pair
 words of a 32-column panel, 16 x 16 words at a time, converted and transposed in registers."""
 
-from word_transpose import transpose_16x16
+from word_transpose import transposed_panel_loops
 
 NR = 32  # columns of a B panel: Bf16Gemm.NR
 
@@ -18,40 +18,15 @@ e(f"""# Packing for the bf16 GEMM, x86-64 with AVX512_BF16 (System V ABI). Gener
 # Why: each panel row takes one word from each of {NR} rows of the stored B, a transpose. Gathering the words
 # (vpgatherdd) costs a load per word; here vcvtne2ps2bf16 converts 32 floats of a row into its 16 pair words in
 # order, and four rounds of unpack/shuffle (vpunpck[lh]dq, vpunpck[lh]qdq, vshufi32x4 twice) transpose 16 rows
-# of 16 words in registers: 64 shuffles per 256 words. Rounding is to nearest even with NaN kept, as Bf16.bits.
-    .intel_syntax noprefix
-    .text
-    .globl bf16_cols
-bf16_cols:
-    test rcx, rcx
-    jz 9f
-    test r8, r8
-    jz 9f
-1:
-    mov r9, rdi                 # this half's rows, pair block 0
-    mov r10, rdx                # dst pair 0, this half's 16 words
-    mov r11, rcx                # pair blocks left
-2:
-    mov rax, r9""")
-for j in range(16):
-    e(f"""    vmovups zmm{16 + j}, [rax+64]
-    vcvtne2ps2bf16 zmm{j}, zmm{16 + j}, zmmword ptr [rax]""")
-    if j < 15:
-        e("    add rax, rsi")
-transpose_16x16(e)
-for p in range(16):
-    e(f"    vmovdqu32 [r10+{4 * NR * p}], zmm{p}")
-e(f"""    add r9, 128                 # the next 32 floats of each row
-    add r10, {4 * NR * 16}
-    dec r11
-    jnz 2b
-    mov rax, rsi
-    shl rax, 4
-    add rdi, rax                # the next 16 rows
-    add rdx, 64                 # the panel's next 16 words
-    dec r8
-    jnz 1b
-9:
-    vzeroupper
-    ret""")
+# of 16 words in registers: 64 shuffles per 256 words. Rounding is to nearest even with NaN kept, as Bf16.bits.""")
+
+
+def load_rows(e):
+    for j in range(16):
+        e(f"    vmovups zmm{16 + j}, [rax+64]\n    vcvtne2ps2bf16 zmm{j}, zmm{16 + j}, zmmword ptr [rax]")
+        if j < 15:
+            e("    add rax, rsi")
+
+
+transposed_panel_loops(e, "bf16_cols", NR, load_rows, "vmovdqu32", 128, "pair", "words")
 print("\n".join(out))

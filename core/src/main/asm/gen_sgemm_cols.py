@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes sgemm_cols_x86_64.S to stdout (assemble.sh runs it): packs a transposed B (stored n x k, a linear layer's
 weight) into 32-column fp32 panels of the AVX-512 SGEMM, 16 x 16 floats at a time, transposed in registers."""
-from word_transpose import transpose_16x16
+from word_transpose import transposed_panel_loops
 
 NR = 32  # columns of an fp32 B panel on the 512-bit path: SgemmKernel.NR
 
@@ -16,39 +16,15 @@ e(f"""# Packing for the fp32 GEMM, x86-64 with AVX-512F (System V ABI). Generate
 #   i.e. step p of a {NR}-column panel, rows of {NR} floats.
 # Why: each panel row takes one float from each of {NR} rows of the stored B, a transpose; element by element
 # (SgemmPack's Java loop) that is a load and a store per float, strided. Here 16 loads of 16 floats, the register
-# transpose of word_transpose.py (64 shuffles) and 16 stores move 256 floats.
-    .intel_syntax noprefix
-    .text
-    .globl sgemm_cols
-sgemm_cols:
-    test rcx, rcx
-    jz 9f
-    test r8, r8
-    jz 9f
-1:
-    mov r9, rdi                 # this half's rows, k block 0
-    mov r10, rdx                # dst step 0, this half's 16 floats
-    mov r11, rcx                # k blocks left
-2:
-    mov rax, r9""")
-for j in range(16):
-    e(f"    vmovups zmm{j}, [rax]")
-    if j < 15:
-        e("    add rax, rsi")
-transpose_16x16(e)
-for p in range(16):
-    e(f"    vmovups [r10+{4 * NR * p}], zmm{p}")
-e(f"""    add r9, 64                  # the next 16 floats of each row
-    add r10, {4 * NR * 16}
-    dec r11
-    jnz 2b
-    mov rax, rsi
-    shl rax, 4
-    add rdi, rax                # the next 16 rows
-    add rdx, 64                 # the panel's next 16 floats
-    dec r8
-    jnz 1b
-9:
-    vzeroupper
-    ret""")
+# transpose of word_transpose.py (64 shuffles) and 16 stores move 256 floats.""")
+
+
+def load_rows(e):
+    for j in range(16):
+        e(f"    vmovups zmm{j}, [rax]")
+        if j < 15:
+            e("    add rax, rsi")
+
+
+transposed_panel_loops(e, "sgemm_cols", NR, load_rows, "vmovups", 64, "step", "floats")
 print("\n".join(out))

@@ -29,3 +29,44 @@ def transpose_16x16(e):
     for c in range(8):
         e(f"    vshufi32x4 zmm{c}, zmm{16 + c}, zmm{24 + c}, 0x88")
         e(f"    vshufi32x4 zmm{8 + c}, zmm{16 + c}, zmm{24 + c}, 0xdd")
+
+
+def transposed_panel_loops(e, name, nr, load_rows, store, row_bytes, step, unit):
+    """The loops of a packer that fills `nr`-column panels from a matrix stored transposed (gen_bf16_cols.py,
+    gen_sgemm_cols.py): void name(const float *src, long ld, dst, long blocks, long halves). For each half (16
+    columns of the panel: 16 rows of the source) and each block of 16 panel rows: load_rows(e) fills zmm0-15 with the
+    16 source rows of the block (rax at the first, rsi bytes apart), the transpose turns them into 16 panel rows, and
+    `store` writes each, nr * 4 bytes apart. A block reads `row_bytes` of each source row; `step` names a panel row
+    ("pair", "step") and `unit` a panel element ("words", "floats") in the comments."""
+    e(f"""    .intel_syntax noprefix
+    .text
+    .globl {name}
+{name}:
+    test rcx, rcx
+    jz 9f
+    test r8, r8
+    jz 9f
+1:
+    mov r9, rdi                 # this half's rows, {"pair" if step == "pair" else "k"} block 0
+    mov r10, rdx                # dst {step} 0, this half's 16 {unit}
+    mov r11, rcx                # {"pair" if step == "pair" else "k"} blocks left
+2:
+    mov rax, r9""")
+    load_rows(e)
+    transpose_16x16(e)
+    for p in range(16):
+        e(f"    {store} [r10+{4 * nr * p}], zmm{p}")
+    floats = row_bytes // 4
+    e(f"""    add r9, {row_bytes:<20}# the next {floats} floats of each row
+    add r10, {4 * nr * 16}
+    dec r11
+    jnz 2b
+    mov rax, rsi
+    shl rax, 4
+    add rdi, rax                # the next 16 rows
+    add rdx, 64                 # the panel's next 16 {unit}
+    dec r8
+    jnz 1b
+9:
+    vzeroupper
+    ret""")

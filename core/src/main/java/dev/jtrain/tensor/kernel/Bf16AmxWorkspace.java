@@ -29,8 +29,7 @@ final class Bf16AmxWorkspace {
 
     /** Depth of the k blocks for a product over {@code k}: equal blocks in whole tiles of 32 k where k allows. */
     static int kcStep(int k) {
-        int kBlocks = (k + KC - 1) / KC;
-        return ((k + kBlocks - 1) / kBlocks + KB - 1) / KB * KB;
+        return GemmBatches.equalSteps(k, KC, KB);
     }
 
     private MemorySegment ap = MemorySegment.NULL;
@@ -40,8 +39,7 @@ final class Bf16AmxWorkspace {
 
     /** Rows of the A blocks for {@code rows} rows: equal blocks in whole 32-row panels ({@link Bf16Workspace#mcStep}). */
     static int mcStep(int rows) {
-        int mBlocks = (rows + MC - 1) / MC;
-        return ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
+        return GemmBatches.equalSteps(rows, MC, MR);
     }
 
     /**
@@ -89,8 +87,7 @@ final class Bf16AmxWorkspace {
                   float beta, float[] c, int cOff, int ldc) {
         int kblocks = Bf16AmxPack.kblocks(kc), kpRows = kblocks * Bf16AmxKernel.BLOCK_PAIRS;
         long panelBytes = (long) Bf16AmxPack.panelWords(kc) * Integer.BYTES, bPanelBytes = (long) kpRows * NR * Integer.BYTES;
-        int nBlocks = (j1 - j0 + NC - 1) / NC;
-        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
         MemorySegment bpSeg = bp, tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         for (int jc = j0; jc < j1; jc += ncStep) {

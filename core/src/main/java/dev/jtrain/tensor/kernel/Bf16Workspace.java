@@ -24,8 +24,7 @@ final class Bf16Workspace {
 
     /** Depth of the k blocks for a product over {@code k}: equal blocks of an even number of values (a pair never straddles two). */
     static int kcStep(int k) {
-        int kBlocks = (k + KC - 1) / KC;
-        return ((k + kBlocks - 1) / kBlocks + 1) & ~1;
+        return GemmBatches.equalSteps(k, KC, 2);
     }
 
     /**
@@ -33,8 +32,7 @@ final class Bf16Workspace {
      * equal blocks, not MC and a sliver that packs all of B again.
      */
     static int mcStep(int rows) {
-        int mBlocks = (rows + MC - 1) / MC;
-        return ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR;
+        return GemmBatches.equalSteps(rows, MC, MR);
     }
 
     /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
@@ -61,8 +59,7 @@ final class Bf16Workspace {
     void multiply(boolean rowA, int[] ap, MemorySegment apSeg, int ic, int mc, int pc, int kc, Bf16Operands.B b,
                   int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
         int kp = (kc + 1) / 2;
-        int nBlocks = (j1 - j0 + NC - 1) / NC;
-        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
         MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         int aStride = rowA ? kp : 0;

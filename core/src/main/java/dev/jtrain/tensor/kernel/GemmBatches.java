@@ -72,4 +72,15 @@ final class GemmBatches {
         long units = (len + unit - 1) / unit;
         return (int) Math.min(len, units * part / parts * unit);
     }
+
+    /**
+     * The step that cuts {@code span} into equal blocks of at most {@code max} (a multiple of {@code unit}), each a
+     * whole number of units: k = 1088 with KC 256 gives 5 blocks of 218, not 4 x 256 + 64, whose short last block
+     * would pay a full pass over C for few multiply-adds; rows just past a block size make two equal blocks, not a
+     * block and a sliver that packs all of B again. The workspaces' k, m and n loops all step this way.
+     */
+    static int equalSteps(int span, int max, int unit) {
+        int blocks = Math.max(1, (span + max - 1) / max);
+        return ((span + blocks - 1) / blocks + unit - 1) / unit * unit;
+    }
 }

@@ -41,12 +41,9 @@ final class SgemmWorkspace {
         int mcMax = Math.min(MC, roundUp(i1 - i0, MR));
         int apNeed = mcMax * KC;
         if (ap.length < apNeed) ap = new float[apNeed];
-        // Equal k blocks (k = 1088 -> 5 x 218, not 4 x 256 + 64): a short last block pays a full C
-        // read-modify-write for few FMAs. Likewise equal n blocks, in whole micro-panels.
-        int kBlocks = (k + KC - 1) / KC;
-        int kcStep = (k + kBlocks - 1) / kBlocks;
-        int nBlocks = (j1 - j0 + NC - 1) / NC;
-        int ncStep = Math.min(NC, ((j1 - j0 + nBlocks - 1) / nBlocks + NR - 1) / NR * NR);
+        // equal k blocks and equal n blocks in whole micro-panels (GemmBatches.equalSteps says why)
+        int kcStep = GemmBatches.equalSteps(k, KC, 1);
+        int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc);
             float betaPc = pc == 0 ? beta : 1f;  // later rank-KC updates accumulate onto the first
