@@ -28,7 +28,8 @@ class CheckpointStorageTest {
     /** POSIX storage underneath, every call recorded; optionally failing the commit or refusing direct writes once. */
     static class Recording implements CheckpointStorage {
         final PosixStorage posix = new PosixStorage(true);
-        final List<String> calls = new ArrayList<>();
+        // synchronized: tests share one recording storage between ranks' threads
+        final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
         boolean failCommit;
         boolean refuseDirectOnce;
 
