@@ -18,7 +18,12 @@ import java.lang.foreign.MemorySegment;
  */
 final class Bf16Workspace {
     private int[] ap = new int[0];
-    private final int[] bp = new int[KC / 2 * NC];
+    /**
+     * Off the heap, 64-byte aligned, as {@link Bf16AmxWorkspace}'s: every B packer then stores into native segments
+     * only, and C2 intrinsifies a vector store into a segment only where it knows the segment's kind (a heap B buffer
+     * here beside AMX's native one left {@code intoMemorySegment} on its scalar fallback, ~6% of a `small` step).
+     */
+    private final MemorySegment bpSeg = Bf16AmxWorkspace.aligned((long) KC / 2 * NC * Integer.BYTES);
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
 
@@ -60,7 +65,7 @@ final class Bf16Workspace {
                   int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
         int kp = (kc + 1) / 2;
         int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
-        MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         int aStride = rowA ? kp : 0;
         for (int jc = j0; jc < j1; jc += ncStep) {
