@@ -17,6 +17,7 @@
 # usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp small1)
 #        REPS=N repeats the gemm part N times (each repetition jtrain then the peer, per thread count) and gives the
 #        median ratio of each cell: on a noisy host one run's ratio can swing by 10%.
+#        STEPS / WARM (ddp, small1): timed and warm-up steps, both sides (default 30 after 6: the steady state).
 # needs: ./jtrain built; JTRAIN_PEERS_DIR = directory with sgemm.py, gpt_bench.py and env.sh (PyTorch peer).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -106,21 +107,23 @@ ddp|small1)
     nproc=1 batch=4
     echo "== small preset, 1 process x 1 thread, batch 4 (a DDP rank's share), bf16"
   fi
-  STEPS=15
+  # the steady state, both sides: WARM warm-up steps (the JVM's JIT still compiles through the first ten or so),
+  # then STEPS timed ones; overridable for a quick look (STEPS=15 WARM=3 was the default through session 39)
+  STEPS=${STEPS:-30} WARM=${WARM:-6}
   "$ROOT/jtrain" train --preset small --nproc $nproc --threads 1 --batch-size $batch --precision bf16 \
-    --max-steps $((STEPS + 3)) --eval-interval 0 --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 \
+    --max-steps $((STEPS + WARM)) --eval-interval 0 --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 \
     --no-progress --out "$OUT/$part" > "$OUT/$part.log" 2>&1 || { cat "$OUT/$part.log" >&2; exit 1; }
-  j=$(python3 - "$OUT/$part/metrics.jsonl" <<'PY'
+  j=$(python3 - "$OUT/$part/metrics.jsonl" "$WARM" <<'PY'
 import json, statistics, sys
 steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
-ms = statistics.median(s["stepMs"] for s in steps[3:])
+ms = statistics.median(s["stepMs"] for s in steps[int(sys.argv[2]):])
 tok = steps[0]["tokensPerSecond"] * steps[0]["stepMs"] / 1e3
 print(f"{tok / (ms / 1e3):.0f}")
 PY
 )
   echo "   jtrain bf16, $nproc process(es): $j tokens/s"
   pt=$(OMP_NUM_THREADS=1 "$PY" "$PEERS/gpt_bench.py" --world $nproc --threads 1 --vocab 256 --layers 6 --heads 6 --embd 384 \
-    --block 256 --batch $batch --steps "$STEPS" --warmup 3 --precision bf16 2>/dev/null | tail -n 1)
+    --block 256 --batch $batch --steps "$STEPS" --warmup "$WARM" --precision bf16 2>/dev/null | tail -n 1)
   echo "   PyTorch autocast bf16, $nproc process(es) (DDP gloo when 2): $pt"
   t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' <<< "$pt" | tr -d ,)
   echo "   ratio jtrain / PyTorch: $(ratio "$j" "$t")x"
