@@ -143,6 +143,8 @@ class LauncherTest {
         node1.join(60_000);
         String out1 = node1Out.toString(StandardCharsets.UTF_8);
         System.out.println(out1);
+        // node 1's status is read only once its thread has ended (join orders the write before the read)
+        assertThat(node1.isAlive()).as("node 1's launcher still running 60 s after node 0's ended").isFalse();
         assertThat(status[0]).isZero();
         assertThat(node1Status[0]).isZero();
         assertThat(out).contains("[rank 0] hello from rank 0 of 4 local 0").contains("[rank 1] hello from rank 1 of 4 local 1");
