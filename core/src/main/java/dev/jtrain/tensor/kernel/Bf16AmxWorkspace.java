@@ -4,7 +4,6 @@ import static dev.jtrain.tensor.kernel.Bf16AmxPack.KB;
 import static dev.jtrain.tensor.kernel.Bf16AmxPack.MR;
 import static dev.jtrain.tensor.kernel.Bf16Gemm.NR;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -33,28 +32,13 @@ final class Bf16AmxWorkspace {
     }
 
     private MemorySegment ap = MemorySegment.NULL;
-    private final MemorySegment bp = aligned((long) Bf16AmxPack.kblocks(KC) * Bf16AmxKernel.BLOCK_PAIRS * NC * Integer.BYTES);
+    private final MemorySegment bp = PackBuffers.aligned((long) Bf16AmxPack.kblocks(KC) * Bf16AmxKernel.BLOCK_PAIRS * NC * Integer.BYTES);
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
 
     /** Rows of the A blocks for {@code rows} rows: equal blocks in whole 32-row panels ({@link Bf16Workspace#mcStep}). */
     static int mcStep(int rows) {
         return GemmBatches.equalSteps(rows, MC, MR);
-    }
-
-    /**
-     * {@code bytes} of packing buffer off the heap, on a 64-byte boundary: the kernel's tile rows are 64 bytes, and a
-     * row that straddles two cache lines (a Java array's data starts 16 bytes into its object) halved its speed
-     * (1,208-1,278 against 659 GFLOP/s for the same loop nest, bench/MEASUREMENTS.md, "AMX"). Freed with the
-     * workspace that holds it.
-     */
-    static MemorySegment aligned(long bytes) {
-        return Arena.ofAuto().allocate(Math.max(bytes, 64), 64);
-    }
-
-    /** {@code seg} if it holds {@code bytes}, else a new aligned buffer of that size. */
-    static MemorySegment atLeast(MemorySegment seg, long bytes) {
-        return seg.byteSize() >= bytes ? seg : aligned(bytes);
     }
 
     /** Words of a packed A block of {@code mc} rows and depth {@code kc}. */
@@ -66,7 +50,7 @@ final class Bf16AmxWorkspace {
     void gemm(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
               float beta, float[] c, int cOff, int ldc) {
         int kcStep = kcStep(k), mcStep = mcStep(i1 - i0);
-        ap = atLeast(ap, (long) blockWords(mcStep, kcStep) * Integer.BYTES);
+        ap = PackBuffers.atLeast(ap, (long) blockWords(mcStep, kcStep) * Integer.BYTES);
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc);
             for (int ic = i0; ic < i1; ic += mcStep) {

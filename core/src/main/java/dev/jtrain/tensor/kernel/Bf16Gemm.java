@@ -63,7 +63,7 @@ public final class Bf16Gemm {
     private static final ThreadLocal<Bf16AmxWorkspace> AMX_WORKSPACE = ThreadLocal.withInitial(Bf16AmxWorkspace::new);
     /** The caller's buffer for an A block packed by all threads together ({@link #sharedA}). */
     private static final ThreadLocal<int[][]> SHARED_A = ThreadLocal.withInitial(() -> new int[][]{new int[0]});
-    /** The same for the AMX kernel, off the heap ({@link Bf16AmxWorkspace#aligned}). */
+    /** The same for the AMX kernel, off the heap ({@link PackBuffers}). */
     private static final ThreadLocal<MemorySegment[]> SHARED_AMX_A = ThreadLocal.withInitial(() -> new MemorySegment[]{MemorySegment.NULL});
 
     private Bf16Gemm() {}
@@ -289,7 +289,7 @@ public final class Bf16Gemm {
                                    float[] c, int cOff, int ldc) {
         int kcStep = Bf16AmxWorkspace.kcStep(k), mcStep = Bf16AmxWorkspace.mcStep(m), mr = Bf16AmxPack.MR;
         MemorySegment[] holder = SHARED_AMX_A.get();
-        holder[0] = Bf16AmxWorkspace.atLeast(holder[0], (long) Bf16AmxWorkspace.blockWords(mcStep, kcStep) * Integer.BYTES);
+        holder[0] = PackBuffers.atLeast(holder[0], (long) Bf16AmxWorkspace.blockWords(mcStep, kcStep) * Integer.BYTES);
         MemorySegment ap = holder[0];
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), fpc = pc, panelWords = Bf16AmxPack.panelWords(kc);

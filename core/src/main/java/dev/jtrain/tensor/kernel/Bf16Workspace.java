@@ -18,13 +18,8 @@ import java.lang.foreign.MemorySegment;
  */
 final class Bf16Workspace {
     private int[] ap = new int[0];
-    /**
-     * Off the heap, 64-byte aligned, as {@link Bf16AmxWorkspace}'s. The B packers store into it with Vector API
-     * stores; into a heap segment ({@code MemorySegment.ofArray}) C2 did not intrinsify them ({@code PrintInlining}:
-     * "VectorSupport::store failed to inline (intrinsic)"), and {@code intoMemorySegment} ran its lane-by-lane
-     * fallback, ~6% of a `small` bf16 step on Zen 4; into a native segment they compile to one store.
-     */
-    private final MemorySegment bpSeg = Bf16AmxWorkspace.aligned((long) KC / 2 * NC * Integer.BYTES);
+    /** Off the heap, so that the packers' vector stores into it compile to stores ({@link PackBuffers}). */
+    private final MemorySegment bpSeg = PackBuffers.aligned((long) KC / 2 * NC * Integer.BYTES);
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
 
