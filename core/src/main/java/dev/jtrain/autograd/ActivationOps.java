@@ -13,41 +13,54 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
 final class ActivationOps {
     private ActivationOps() {}
 
+    /**
+     * GELU keeps its derivative for backward, computed by the forward from the tanh it needs anyway (see {@link
+     * GeluKernel}), rather than its input: the same bytes, and backward is one multiply.
+     */
     static Tensor gelu(Tensor x) {
         Tensor xc = x.contiguous().detach();
         Tensor out = Tensor.empty(x.shape());
         int n = out.numel();
-        boolean recording = ShapeOps.recording(x);
-        // Under autocast GELU's input is a bf16 linear's output, and autocast keeps it in bf16 for backward: packed
-        // here as the kernel reads it, and widened piece by piece by the backward kernel.
-        int[] keep = recording && Autocast.precision() == Precision.BF16 ? StepArena.ints(Bf16.packedWords(n)) : null;
-        if (keep != null) GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n, keep);
-        else GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
-        if (recording) {
-            var node = new Node(x) {
-                Saved sx;
-
-                @Override
-                protected Tensor[] apply(Tensor g) {
-                    Tensor gc = g.contiguous();
-                    Tensor dx = Tensor.empty(xc.shape());
-                    int[] words = sx.bf16Words();
-                    if (words != null) {
-                        GeluKernel.backward(gc.data(), gc.offset(), words, dx.data(), 0, n);
-                    } else {
-                        Tensor xs = sx.get();
-                        GeluKernel.backward(gc.data(), gc.offset(), xs.data(), xs.offset(), dx.data(), 0, n);
-                        sx.done(xs);
-                    }
-                    return new Tensor[]{dx};
-                }
-
-                @Override
-                public String name() { return "GeluBackward"; }
-            };
-            node.sx = keep != null ? node.keep(Saved.ofBf16Words(xc.shape(), keep)) : node.save(xc, false);
-            out.setGradFn(node);
+        if (!ShapeOps.recording(x)) {
+            GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n);
+            return out;
         }
+        // Under autocast GELU's input is a bf16 linear's output, which autocast keeps in bf16 for backward: the
+        // derivative is kept in bf16 as well, packed piece by piece by the forward and widened so by the backward.
+        Saved kept;
+        if (Autocast.precision() == Precision.BF16) {
+            int[] words = StepArena.ints(Bf16.packedWords(n));
+            GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n, words);
+            kept = Saved.ofBf16Words(xc.shape(), words);
+        } else {
+            float[] grad = StepArena.uninitializedFloats(n);
+            GeluKernel.forward(xc.data(), xc.offset(), out.data(), 0, n, grad, 0);
+            kept = Saved.of(Tensor.view(grad, 0, xc.shape()), false);
+            StepArena.release(grad); // the saved copy is its one holder now
+        }
+        var node = new Node(x) {
+            Saved sg;
+
+            @Override
+            protected Tensor[] apply(Tensor g) {
+                Tensor gc = g.contiguous();
+                Tensor dx = Tensor.empty(xc.shape());
+                int[] words = sg.bf16Words();
+                if (words != null) {
+                    GeluKernel.backward(gc.data(), gc.offset(), words, dx.data(), 0, n);
+                } else {
+                    Tensor d = sg.get();
+                    GeluKernel.backward(gc.data(), gc.offset(), d.data(), d.offset(), dx.data(), 0, n);
+                    sg.done(d);
+                }
+                return new Tensor[]{dx};
+            }
+
+            @Override
+            public String name() { return "GeluBackward"; }
+        };
+        node.sg = node.keep(kept);
+        out.setGradFn(node);
         return out;
     }
 

@@ -15,89 +15,89 @@ public final class GeluKernel {
 
     private GeluKernel() {}
 
-    /** Floats per piece of {@link #forward} with a bf16 copy and of {@link #backward} from one: 16 KiB, in L1. */
+    /** Floats per piece of the bf16 forward and backward: 16 KiB, in L1. */
     private static final int PIECE = 4096;
-    private static final ThreadLocal<float[]> WIDENED = ThreadLocal.withInitial(() -> new float[PIECE]);
+    private static final ThreadLocal<float[]> PIECE_BUFFER = ThreadLocal.withInitial(() -> new float[PIECE]);
 
+    /** out = gelu(x), for a forward without backward (evaluation, no grad). */
     public static void forward(float[] x, int xo, float[] out, int oo, int n) {
-        Parallel.forRange(n, VectorOps.GRAIN / 4, (lo, hi) -> forwardRange(x, xo, out, oo, lo, hi));
+        Parallel.forRange(n, VectorOps.GRAIN / 4, (lo, hi) -> forwardRange(x, xo, out, oo, lo, hi, null, 0));
     }
 
     /**
-     * {@link #forward}, also storing x rounded to bf16 into {@code keep} ({@link Bf16#pack}'s layout, {@link
-     * Bf16#packedWords}(n) words) for a backward that reads it so: piece by piece while each piece is in cache, where
-     * packing it afterwards would read all of x from memory again.
+     * out = gelu(x), and {@code grad[go, go + n)} = gelu'(x) for backward, which is then one multiply: the derivative
+     * shares the forward's tanh, where computing it in backward from a saved x took a second tanh per element (the
+     * costliest part of both passes). The kept derivative has x's size, so backward holds no more than before, and
+     * its bits are those the backward computed from x.
+     */
+    public static void forward(float[] x, int xo, float[] out, int oo, int n, float[] grad, int go) {
+        Parallel.forRange(n, VectorOps.GRAIN / 4, (lo, hi) -> forwardRange(x, xo, out, oo, lo, hi, grad, go));
+    }
+
+    /**
+     * As {@link #forward(float[], int, float[], int, int, float[], int)}, keeping gelu'(x) rounded to bf16 in
+     * {@code keep} ({@link Bf16#pack}'s layout, {@link Bf16#packedWords}(n) words), one cache-sized piece at a time.
+     * Autocast keeps GELU's input (a bf16 linear's output) in bf16; the derivative at bf16 has the same relative
+     * error as the derivative of an input rounded to bf16, and half of fp32's bytes.
      */
     public static void forward(float[] x, int xo, float[] out, int oo, int n, int[] keep) {
         Parallel.forRange((n + PIECE - 1) / PIECE, Math.max(1, VectorOps.GRAIN / 4 / PIECE), (lo, hi) -> {
+            float[] g = PIECE_BUFFER.get();
             for (int c = lo; c < hi; c++) {
                 int from = c * PIECE, to = Math.min(n, from + PIECE);
-                forwardRange(x, xo, out, oo, from, to);
-                Bf16.pack(x, xo + from, to - from, keep, from / 2); // PIECE is a multiple of the packing block
+                forwardRange(x, xo, out, oo, from, to, g, -from);
+                Bf16.pack(g, 0, to - from, keep, from / 2); // PIECE is a multiple of the packing block
             }
         });
     }
 
     /**
-     * out[lo, hi) from x[lo, hi). The last partial vector is a masked one, not a scalar loop: every element takes the same
-     * operations wherever the threads' ranges end, so the bits do not depend on the thread count.
+     * out[lo, hi) from x[lo, hi), and gelu'(x) into {@code grad[go + i]} when grad is not null. The last partial
+     * vector is a masked one, not a scalar loop: every element takes the same operations wherever the threads'
+     * ranges end, so the bits do not depend on the thread count. Whole vectors and the masked last one share one
+     * loop body, and the formula is the short one below: with the body twice, or tanh and the derivative written
+     * out as tanh's, C2 stopped inlining (its node-count cutoff) and boxed every vector, three times slower.
+     *
+     * <p>½(1 + tanh(u)) is the logistic function of 2u, h = e/(1 + e) with e = exp(2u) (no cancellation for
+     * negative x, where 1 - 2/(e + 1) lost digits); gelu(x) = x·h and gelu'(x) = h + 2x·h(1 - h)·u',
+     * u' = √(2/π)(1 + 3·0.044715x²).
      */
-    private static void forwardRange(float[] x, int xo, float[] out, int oo, int lo, int hi) {
-        int i = lo, upper = lo + S.loopBound(hi - lo);
-        for (; i < upper; i += S.length()) forward(FloatVector.fromArray(S, x, xo + i)).intoArray(out, oo + i);
-        if (i < hi) {
+    private static void forwardRange(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
+        for (int i = lo; i < hi; i += S.length()) {
             VectorMask<Float> m = S.indexInRange(i, hi);
-            forward(FloatVector.fromArray(S, x, xo + i, m)).intoArray(out, oo + i, m);
+            FloatVector v = FloatVector.fromArray(S, x, xo + i, m);
+            FloatVector v2 = v.mul(v);
+            FloatVector e = VectorMath.exp(v2.mul(A * K).add(K).mul(v).mul(2f));
+            FloatVector h = e.div(e.add(1f));
+            v.mul(h).intoArray(out, oo + i, m);
+            if (grad != null) {
+                FloatVector du = v2.mul(3f * A * K).add(K);
+                h.sub(h.mul(h)).mul(v.add(v)).fma(du, h).intoArray(grad, go + i, m);
+            }
         }
     }
 
-    private static FloatVector forward(FloatVector v) {
-        FloatVector u = v.mul(v).mul(A * K).add(K).mul(v);
-        return v.mul(0.5f).mul(VectorMath.tanh(u).add(1f));
-    }
-
-    /** dx = dy · gelu'(x). */
-    public static void backward(float[] dy, int dyo, float[] x, int xo, float[] dx, int dxo, int n) {
-        Parallel.forRange(n, VectorOps.GRAIN / 4, (lo, hi) -> backwardRange(dy, dyo, x, xo, dx, dxo, lo, hi));
+    /** dx = dy · gelu'(x), from the derivative the forward kept in fp32 (at {@code grad[go]}). */
+    public static void backward(float[] dy, int dyo, float[] grad, int go, float[] dx, int dxo, int n) {
+        VectorOps.mul(dy, dyo, grad, go, dx, dxo, n);
     }
 
     /**
-     * {@link #backward} with x read from its bf16 copy ({@link #forward(float[], int, float[], int, int, int[])}),
-     * widened a cache-sized piece at a time: the same values as widening all of it first, without writing and reading
-     * back an fp32 copy.
+     * dx = dy · gelu'(x), from the derivative the forward kept in bf16 ({@link #forward(float[], int, float[], int,
+     * int, int[])}), widened one piece at a time into a buffer that stays in cache.
      */
-    public static void backward(float[] dy, int dyo, int[] xBf16, float[] dx, int dxo, int n) {
+    public static void backward(float[] dy, int dyo, int[] gradBf16, float[] dx, int dxo, int n) {
         Parallel.forRange((n + PIECE - 1) / PIECE, Math.max(1, VectorOps.GRAIN / 4 / PIECE), (lo, hi) -> {
-            float[] x = WIDENED.get();
+            float[] g = PIECE_BUFFER.get();
             for (int c = lo; c < hi; c++) {
                 int from = c * PIECE, to = Math.min(n, from + PIECE);
-                Bf16.unpack(xBf16, n, from, to - from, x, 0);
-                backwardRange(dy, dyo, x, -from, dx, dxo, from, to);
+                Bf16.unpack(gradBf16, n, from, to - from, g, 0);
+                VectorOps.mul(dy, dyo + from, g, 0, dx, dxo + from, to - from);
             }
         });
     }
 
-    /** dx[lo, hi) from dy[lo, hi) and x, whose element i is at {@code x[xo + i]}; the last vector masked, as forward. */
-    private static void backwardRange(float[] dy, int dyo, float[] x, int xo, float[] dx, int dxo, int lo, int hi) {
-        int i = lo, upper = lo + S.loopBound(hi - lo);
-        for (; i < upper; i += S.length()) {
-            grad(FloatVector.fromArray(S, x, xo + i)).mul(FloatVector.fromArray(S, dy, dyo + i)).intoArray(dx, dxo + i);
-        }
-        if (i < hi) {
-            VectorMask<Float> m = S.indexInRange(i, hi);
-            grad(FloatVector.fromArray(S, x, xo + i, m)).mul(FloatVector.fromArray(S, dy, dyo + i, m)).intoArray(dx, dxo + i, m);
-        }
-    }
-
-    /** gelu'(v). */
-    private static FloatVector grad(FloatVector v) {
-        FloatVector v2 = v.mul(v);
-        FloatVector t = VectorMath.tanh(v2.mul(A * K).add(K).mul(v));
-        FloatVector sech2 = t.mul(t).neg().add(1f);
-        FloatVector du = v2.mul(3f * A * K).add(K);
-        return t.add(1f).mul(0.5f).add(v.mul(0.5f).mul(sech2).mul(du));
-    }
-
+    /** The reference: GPT-2's formula in double. */
     public static float scalar(float x) {
         return (float) (0.5 * x * (1 + Math.tanh(K * (x + A * x * x * x))));
     }

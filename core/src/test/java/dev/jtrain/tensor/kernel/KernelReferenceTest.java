@@ -82,11 +82,15 @@ class KernelReferenceTest {
     @ParameterizedTest
     @ValueSource(ints = {1, 7, 17, 65, 1000})
     void geluMatchesScalar(int n) {
-        float[] x = randn(n), dy = randn(n), out = new float[n], dx = new float[n];
-        GeluKernel.forward(x, 0, out, 0, n);
-        GeluKernel.backward(dy, 0, x, 0, dx, 0, n);
+        float[] x = randn(n), dy = randn(n), out = new float[n], grad = new float[n + 3], dx = new float[n];
+        GeluKernel.forward(x, 0, out, 0, n, grad, 3);
+        GeluKernel.backward(dy, 0, grad, 3, dx, 0, n);
+        float[] plain = new float[n];
+        GeluKernel.forward(x, 0, plain, 0, n);
+        assertThat(plain).as("forward without the derivative").containsExactly(out);
         for (int i = 0; i < n; i++) {
             assertThat(out[i]).isCloseTo(GeluKernel.scalar(x[i]), within(2e-6f * Math.max(1, Math.abs(x[i]))));
+            assertThat(grad[3 + i]).isCloseTo(GeluKernel.scalarGrad(x[i]), within(1e-5f));
             assertThat(dx[i]).isCloseTo(dy[i] * GeluKernel.scalarGrad(x[i]), within(1e-5f * Math.max(1, Math.abs(dy[i]))));
         }
     }
@@ -117,39 +121,36 @@ class KernelReferenceTest {
         assertThat(yb).as("axpy").containsExactly(ya);
 
         float[] oa = new float[n], ob = new float[n], da = new float[n], db = new float[n];
-        GeluKernel.forward(x, 0, oa, 0, n);
-        GeluKernel.forward(x, 0, ob, 0, split);
-        GeluKernel.forward(x, split, ob, split, n - split);
+        GeluKernel.forward(x, 0, oa, 0, n, da, 0);
+        GeluKernel.forward(x, 0, ob, 0, split, db, 0);
+        GeluKernel.forward(x, split, ob, split, n - split, db, split);
         assertThat(ob).as("GELU").containsExactly(oa);
-        GeluKernel.backward(g, 0, x, 0, da, 0, n);
-        GeluKernel.backward(g, 0, x, 0, db, 0, split);
-        GeluKernel.backward(g, split, x, split, db, split, n - split);
-        assertThat(db).as("GELU backward").containsExactly(da);
+        assertThat(db).as("GELU derivative").containsExactly(da);
     }
 
     /**
-     * GELU with x kept in bf16 (packed by the forward as it reads x, widened piece by piece by the backward) gives
-     * the bits of the fp32 kernels on x rounded to bf16, and the copy is {@link Bf16#pack}'s, at sizes that end
-     * inside a piece and a packing block and span several pieces on two threads.
+     * GELU under bf16 keeps its derivative rounded to bf16 (packed piece by piece by the forward, widened piece by
+     * piece by the backward): the forward's output is the fp32 kernel's, the copy is {@link Bf16#pack} of the fp32
+     * derivative, and backward is dy times that copy widened, at sizes that end inside a piece and a packing block
+     * and span several pieces on two threads.
      */
     @ParameterizedTest
     @ValueSource(ints = {1, 33, 4096, 4097, 70001})
-    void geluWithABf16CopyOfItsInputIsTheFp32KernelOnTheRoundedInput(int n) {
+    void geluUnderBf16KeepsItsDerivativeRoundedToBf16(int n) {
         int saved = Parallel.threads();
         Parallel.setThreads(2);
         try {
-            float[] x = randn(n), dy = randn(n), out = new float[n + 1], want = new float[n + 1];
+            float[] x = randn(n), dy = randn(n), out = new float[n + 1], want = new float[n + 1], grad = new float[n];
             int[] keep = new int[Bf16.packedWords(n)], packed = new int[Bf16.packedWords(n)];
             GeluKernel.forward(x, 0, out, 1, n, keep);
-            GeluKernel.forward(x, 0, want, 1, n);
+            GeluKernel.forward(x, 0, want, 1, n, grad, 0);
             assertThat(out).containsExactly(want);
-            Bf16.pack(x, 0, n, packed);
+            Bf16.pack(grad, 0, n, packed);
             assertThat(keep).containsExactly(packed);
 
-            float[] xr = new float[n], dx = new float[n + 2], dxWant = new float[n + 2];
-            for (int i = 0; i < n; i++) xr[i] = Bf16.round(x[i]);
+            float[] dx = new float[n + 2], dxWant = new float[n + 2];
             GeluKernel.backward(dy, 0, keep, dx, 2, n);
-            GeluKernel.backward(dy, 0, xr, 0, dxWant, 2, n);
+            for (int i = 0; i < n; i++) dxWant[2 + i] = dy[i] * Bf16.round(grad[i]);
             assertThat(dx).containsExactly(dxWant);
         } finally {
             Parallel.setThreads(saved);
