@@ -275,10 +275,17 @@ public final class Trainer {
 
     private volatile boolean regroupRequested;
 
-    /** Whether any rank says so (every rank must call it at the same point). */
-    private boolean anyRank(boolean mine) {
-        float v = mine ? 1f : 0f;
-        return (parallel.worldSize() > 1 ? parallel.average(v) : v) > 0f;
+    private static final int VOTE_LOSS = 0, VOTE_STOP_OR_REGROUP = 1, VOTE_STOP = 2, VOTE_OVER_TIME = 3;
+
+    /**
+     * This rank's loss and votes, whose means over ranks decide for all of them: a vote's mean is above zero when any
+     * rank says yes. Taken where the step's gradients are done, before its optimizer update, so a stop requested
+     * during the update, an evaluation or a checkpoint save is acted on after the next step (and a time limit
+     * measured there), where it used to be the step's start: the price of not stopping every rank at each step's end.
+     */
+    private float[] votes(long start, float loss) {
+        return new float[]{loss, stopRequested || regroupRequested ? 1f : 0f, stopRequested ? 1f : 0f,
+                config.maxSeconds() > 0 && seconds(start) >= config.maxSeconds() ? 1f : 0f};
     }
 
     /** Steps already done when {@link #run} starts (after {@link #resume}). */
@@ -295,11 +302,14 @@ public final class Trainer {
         model.module().train(true);
         boolean stopped = false, forRegroup = false;
         for (CheckpointTier t : tiers) t.startedAt(startStep);
+        // the ranks' votes (stop, regroup, time is up) are agreed at the end of each step with its loss; before the
+        // first step, on their own
+        float[] agreed = null;
         for (; step < config.maxSteps(); step++) {
-            if (anyRank(stopRequested || regroupRequested)) {
+            if (agreed == null) agreed = parallel.averageAsync(votes(start, 0f)).await();
+            if (agreed[VOTE_STOP_OR_REGROUP] > 0f) {
                 stopped = true;
-                // a second agreement only when stopping: a preemption on any rank outranks a regroup
-                forRegroup = !anyRank(stopRequested);
+                forRegroup = agreed[VOTE_STOP] == 0f; // a preemption on any rank outranks a regroup
                 startStep = step;
                 // one synchronous save: in the first tier (disk, when there is one) when the job is about to end; for
                 // a regroup in the tier saved most often, whose holders outlive the regroup and which is loaded first
@@ -307,12 +317,9 @@ public final class Trainer {
                 if (t != null && step > t.lastSaved()) t.save(step, checkpointState(), true, listener, start);
                 break;
             }
-            if (config.maxSeconds() > 0) {
-                // Every rank must stop at the same step (a rank that runs one more step would wait forever in its
-                // collectives): stop when any rank's clock says so.
-                float over = seconds(start) >= config.maxSeconds() ? 1f : 0f;
-                if ((parallel.worldSize() > 1 ? parallel.average(over) : over) > 0f) break;
-            }
+            // Every rank must stop at the same step (a rank that runs one more step would wait forever in its
+            // collectives): stop when any rank's clock said so.
+            if (agreed[VOTE_OVER_TIME] > 0f) break;
             long s0 = System.nanoTime();
             parallel.zeroGrad();
             SavedMemory.resetPeak();
@@ -353,10 +360,13 @@ public final class Trainer {
             long fenceNs = 0;
             for (CheckpointTier t : tiers) fenceNs += t.awaitSnapshot();
             long o0 = System.nanoTime();
+            // the step's loss and the votes for the next one, agreed while the optimizer runs
+            DataParallel.Means means = parallel.averageAsync(votes(start, (float) (lossSum / accum)));
             float lr = schedule.lr(step);
             float norm = parallel.step(lr, config.gradClip());
             commNs += parallel.lastStepCommNanos();
             long s1 = System.nanoTime();
+            agreed = means.await();
             if (trace != null) {
                 trace.span("wait for gradients", TraceWriter.TID_WAIT, w0, f0);
                 if (fenceNs > 0) trace.span("wait for checkpoint snapshot", TraceWriter.TID_WAIT, f0, o0);
@@ -365,7 +375,7 @@ public final class Trainer {
             double stepSec = (s1 - s0) / 1e9;
             double tokPerSec = config.tokensPerStep() / stepSec;
             double mfu = flopsPerStep / stepSec / (config.peakFlops() * parallel.worldSize());
-            lastLoss = parallel.average((float) (lossSum / accum));
+            lastLoss = agreed[VOTE_LOSS];
             if (step > first) { // the first step includes JIT warm-up
                 tokSum += tokPerSec;
                 mfuSum += mfu;

@@ -80,6 +80,24 @@ public interface DataParallel extends AutoCloseable {
     /** Mean of a scalar over ranks (for logging the global loss). */
     float average(float value);
 
+    /**
+     * Starts the means over ranks of a few scalars (a step's loss and the ranks' stop votes) without waiting for them:
+     * one small collective that runs beside the optimizer step, where a blocking one per scalar stopped every rank
+     * at the end of each step to absorb the others' lag. Every rank calls it at the same point, with as many values.
+     */
+    default Means averageAsync(float... values) {
+        float[] out = new float[values.length];
+        for (int i = 0; i < values.length; i++) out[i] = average(values[i]);
+        return () -> out;
+    }
+
+    /** Means {@link #averageAsync} started. */
+    @FunctionalInterface
+    interface Means {
+        /** Waits for the collective; the means, in the order the values were given. */
+        float[] await();
+    }
+
     /** Nanoseconds of the last {@link #step} spent waiting on collectives. */
     long lastStepCommNanos();
 

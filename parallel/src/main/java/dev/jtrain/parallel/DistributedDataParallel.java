@@ -115,6 +115,8 @@ public final class DistributedDataParallel implements DataParallel {
 
     @Override public float average(float value) { return ParameterSync.average(pg, value); }
 
+    @Override public Means averageAsync(float... values) { return ParameterSync.averageAsync(pg, values); }
+
     @Override public long lastStepCommNanos() { return lastStepComm; }
 
     @Override

@@ -3,6 +3,7 @@ package dev.jtrain.parallel;
 import dev.jtrain.comm.DType;
 import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
+import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.tensor.Tensor;
 
@@ -53,5 +54,14 @@ final class ParameterSync {
         float[] x = {v};
         pg.allReduce(x, 0, 1, ReduceOp.AVG);
         return x[0];
+    }
+
+    static DataParallel.Means averageAsync(ProcessGroup pg, float[] values) {
+        float[] x = values.clone();
+        Work w = pg.allReduceAsync(x, 0, x.length, ReduceOp.AVG);
+        return () -> {
+            w.waitFor();
+            return x;
+        };
     }
 }

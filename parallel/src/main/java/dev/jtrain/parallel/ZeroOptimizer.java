@@ -292,6 +292,8 @@ public final class ZeroOptimizer implements DataParallel {
 
     @Override public float average(float value) { return ParameterSync.average(job, value); }
 
+    @Override public Means averageAsync(float... values) { return ParameterSync.averageAsync(job, values); }
+
     /** Closes the host and rail groups hybrid sharding made (the job's group stays the caller's). */
     @Override public void close() { groups.close(); }
 
