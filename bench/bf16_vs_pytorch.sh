@@ -15,7 +15,7 @@
 #          `ddp`, what two ranks sharing the machine cost each of them.
 #
 # usage: bench/bf16_vs_pytorch.sh [PART...]      (default: gemm gpt2 ddp small1)
-#        REPS=N repeats the gemm part N times (each repetition jtrain then the peer, per thread count) and gives the
+#        REPS=N repeats the gemm, ddp and small1 parts N times (each repetition jtrain then the peer, per thread count) and gives the
 #        median ratio of each cell: on a noisy host one run's ratio can swing by 10%.
 #        STEPS / WARM (ddp, small1): timed and warm-up steps, both sides (default 30 after 6: the steady state).
 # needs: ./jtrain built; JTRAIN_PEERS_DIR = directory with sgemm.py, gpt_bench.py and env.sh (PyTorch peer).
@@ -110,6 +110,10 @@ ddp|small1)
   # the steady state, both sides: WARM warm-up steps (the JVM's JIT still compiles through the first ten or so),
   # then STEPS timed ones; overridable for a quick look (STEPS=15 WARM=3 was the default through session 39)
   STEPS=${STEPS:-30} WARM=${WARM:-6}
+  : > "$OUT/$part.ratios"
+  for ((rep = 1; rep <= REPS; rep++)); do
+  if [ "$REPS" -gt 1 ]; then echo "-- repetition $rep of $REPS"; fi
+  rm -rf "$OUT/$part"
   "$ROOT/jtrain" train --preset small --nproc $nproc --threads 1 --batch-size $batch --precision bf16 \
     --max-steps $((STEPS + WARM)) --eval-interval 0 --eval-batches 1 --sample-tokens 0 --data-max-bytes 3000000 \
     --no-progress --out "$OUT/$part" > "$OUT/$part.log" 2>&1 || { cat "$OUT/$part.log" >&2; exit 1; }
@@ -127,6 +131,11 @@ PY
   echo "   PyTorch autocast bf16, $nproc process(es) (DDP gloo when 2): $pt"
   t=$(sed -n 's/.*-> \([0-9,]*\) tokens\/s.*/\1/p' <<< "$pt" | tr -d ,)
   echo "   ratio jtrain / PyTorch: $(ratio "$j" "$t")x"
+  echo "$(ratio "$j" "$t")" >> "$OUT/$part.ratios"
+  done
+  if [ "$REPS" -gt 1 ]; then
+    python3 -c "import statistics,sys; r=[float(l) for l in open(sys.argv[1])]; print(f'   median ratio over {len(r)} repetitions: {statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})')" "$OUT/$part.ratios"
+  fi
   ;;
 *) echo "bf16_vs_pytorch: unknown part '$part' (gemm, gpt2, ddp, small1)" >&2; exit 2 ;;
 esac

@@ -19,6 +19,7 @@
 #        the DDP figure is the steady state; at steps 7-16 the JIT still takes 5-7% of a host's CPU)
 #        PART=allreduce, PART=ddp, PART=gather or PART=sharding runs one part only (the default runs the first two).
 #        PAIRS=N (DDP part) repeats jtrain's 2-host and 1-host runs N times back to back and gives the median share.
+#        PRECISION=bf16 (DDP part): jtrain --precision bf16 against PyTorch under bf16 autocast (default fp32).
 #        KEEP=1 keeps the logs and metrics (their directory is printed at the end).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
 #        the jtrain jar built (./jtrain builds it).
@@ -78,14 +79,20 @@ if [ "$PART" = all ] || [ "$PART" = ddp ]; then
 STEPS=${STEPS_ARG:-40}
 echo "== DDP small, global batch 8, $STEPS steps (tokens/s: median step after 6 warm-up steps)"
 # The emulated hosts share this machine's cores: one kernel thread per rank, as the one-host run and the peer use.
+# PRECISION=bf16: both sides compute in bf16 (jtrain --precision bf16, PyTorch under autocast), as a user on a CPU with
+# AVX512_BF16 would run them.
+PRECISION=${PRECISION:-fp32}
+echo "   precision $PRECISION (both sides)"
 TRAIN=(train --threads 1 --preset small --max-steps $((STEPS + 6)) --eval-interval 0 --eval-batches 1 --sample-tokens 0
-       --data-max-bytes 3000000 --no-progress --peak-gflops 100)
-tokens() { # metrics.jsonl -> median tokens/s after the warm-up steps
-  python3 - "$1" <<'PY'
+       --data-max-bytes 3000000 --no-progress --peak-gflops 100 --precision "$PRECISION")
+tokens() { # metrics.jsonl [WIRE FILE] -> median tokens/s after the warm-up steps (appended to FILE as "WIRE tokens")
+  python3 - "$@" <<'PY'
 import json, statistics, sys
 st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][6:]
 ms = statistics.median(s["stepMs"] for s in st)
-print(f"{st[0]['tokensPerSecond'] * st[0]['stepMs'] / ms:,.0f} tokens/s (step {ms:.1f} ms, exposed comm {statistics.median(s['commMs'] for s in st):.1f} ms)")
+tok = st[0]['tokensPerSecond'] * st[0]['stepMs'] / ms
+if len(sys.argv) > 2: print(sys.argv[2], tok, file=open(sys.argv[3], "a"))
+print(f"{tok:,.0f} tokens/s (step {ms:.1f} ms, exposed comm {statistics.median(s['commMs'] for s in st):.1f} ms)")
 PY
 }
 median_step() { # metrics.jsonl -> median step time (ms) after the warm-up steps
@@ -103,7 +110,7 @@ for ((round = 1; round <= PAIRS; round++)); do
   rm -rf "$OUT/two-fp32" "$OUT/two-bf16" "$OUT/one"
   for wire in fp32 bf16; do
     two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
-    echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl")"
+    echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl" "$wire" "$OUT/tokens")"
   done
   JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
   echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
@@ -126,8 +133,23 @@ print("   median share of one host over %d rounds: fp32 %.1f%% (%.1f-%.1f), bf16
     100 * statistics.median(by["bf16"]), 100 * min(by["bf16"]), 100 * max(by["bf16"])))
 PY
 fi
-GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
-  --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 | sed 's/^/   /'
+# the peer twice: fp32 gradients, and fp16_compress_hook (half the bytes) beside --grad-wire bf16
+for compress in none fp16; do
+  GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
+    --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision "$PRECISION" \
+    --compress $compress | tee -a "$OUT/peer" | sed 's/^/   /'
+done
+python3 - "$OUT/tokens" "$OUT/peer" <<'PY'
+import collections, re, statistics, sys
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    wire, tok = line.split(); by[wire].append(float(tok))
+peer = [float(re.search(r"-> ([0-9,]+) tokens/s", l)[1].replace(",", "")) for l in open(sys.argv[2])]
+for wire, p, what in (("fp32", peer[0], "fp32 gradients"), ("bf16", peer[1], "fp16_compress_hook")):
+    j = statistics.median(by[wire])
+    print(f"   against PyTorch: --grad-wire {wire} median {j:,.0f} tokens/s / PyTorch {what} {p:,.0f} = {j / p:.2f}x"
+          f" (rounds {min(by[wire]) / p:.2f}-{max(by[wire]) / p:.2f}x)")
+PY
 STEPS=${STEPS_ARG:-10}
 fi
 
