@@ -1,7 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -52,27 +51,50 @@ public final class GeluKernel {
     }
 
     /**
-     * out[lo, hi) from x[lo, hi), and gelu'(x) into {@code grad[go + i]} when grad is not null. The last partial
-     * vector is a masked one, not a scalar loop: every element takes the same operations wherever the threads'
-     * ranges end, so the bits do not depend on the thread count. Whole vectors and the masked last one share one
-     * loop body, and the formula is the short one below: with the body twice, or tanh and the derivative written
-     * out as tanh's, C2 stopped inlining (its node-count cutoff) and boxed every vector, three times slower.
+     * out[lo, hi) from x[lo, hi), and gelu'(x) into {@code grad[go + i]} when grad is not null: whole vectors in
+     * place, and a ragged end (fewer than a vector's lanes) copied into a zero-padded vector of its own and run through
+     * the same loop. Every element takes the same lane-wise operations wherever the threads' ranges end, so the bits
+     * do not depend on the thread count, and no vector needs a mask: computing one per vector took a sixth of the
+     * kernel's time.
+     */
+    private static void forwardRange(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
+        int full = lo + S.loopBound(hi - lo);
+        forwardVectors(x, xo, out, oo, lo, full, grad, go);
+        if (full < hi) forwardRaggedEnd(x, xo, out, oo, full, hi, grad, go);
+    }
+
+    /** Three vectors' worth: the ragged end's x, gelu and gelu' (zero-padded; gelu(0) and gelu'(0) are finite). */
+    private static final ThreadLocal<float[]> RAGGED = ThreadLocal.withInitial(() -> new float[3 * S.length()]);
+
+    private static void forwardRaggedEnd(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
+        int n = hi - lo, l = S.length();
+        float[] t = RAGGED.get();
+        java.util.Arrays.fill(t, 0f);
+        System.arraycopy(x, xo + lo, t, 0, n);
+        forwardVectors(t, 0, t, l, 0, l, grad != null ? t : null, 2 * l);
+        System.arraycopy(t, l, out, oo + lo, n);
+        if (grad != null) System.arraycopy(t, 2 * l, grad, go + lo, n);
+    }
+
+    /**
+     * Whole vectors [lo, hi) (a multiple of the vector length apart). The loop body is written once and the formula
+     * is the short one below: with the body twice, or tanh and the derivative written out as tanh's, C2 stopped
+     * inlining (its node-count cutoff) and boxed every vector, three times slower.
      *
      * <p>½(1 + tanh(u)) is the logistic function of 2u, h = e/(1 + e) with e = exp(2u) (no cancellation for
      * negative x, where 1 - 2/(e + 1) lost digits); gelu(x) = x·h and gelu'(x) = h + 2x·h(1 - h)·u',
      * u' = √(2/π)(1 + 3·0.044715x²).
      */
-    private static void forwardRange(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
+    private static void forwardVectors(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
         for (int i = lo; i < hi; i += S.length()) {
-            VectorMask<Float> m = S.indexInRange(i, hi);
-            FloatVector v = FloatVector.fromArray(S, x, xo + i, m);
+            FloatVector v = FloatVector.fromArray(S, x, xo + i);
             FloatVector v2 = v.mul(v);
             FloatVector e = VectorMath.exp(v2.mul(A * K).add(K).mul(v).mul(2f));
             FloatVector h = e.div(e.add(1f));
-            v.mul(h).intoArray(out, oo + i, m);
+            v.mul(h).intoArray(out, oo + i);
             if (grad != null) {
                 FloatVector du = v2.mul(3f * A * K).add(K);
-                h.sub(h.mul(h)).mul(v.add(v)).fma(du, h).intoArray(grad, go + i, m);
+                h.sub(h.mul(h)).mul(v.add(v)).fma(du, h).intoArray(grad, go + i);
             }
         }
     }

@@ -201,6 +201,20 @@ class KernelReferenceTest {
         }
     }
 
+    /** Rows whose last vector fits run on whole vectors (lanes past the prefix at -inf); the others masked: same bits. */
+    @Test
+    void softmaxPrefixOnWholeVectorsMatchesTheMaskedLoopBitForBit() {
+        int cols = 256;
+        for (int len = 1; len <= cols; len++) {
+            float[] row = randn(cols);
+            float[] masked = row.clone();
+            SoftmaxKernel.softmaxPrefix(row, 0, len, cols, 0.125f);
+            SoftmaxKernel.softmaxPrefixMasked(masked, 0, len, cols, 0.125f);
+            for (int c = 0; c < cols; c++)
+                assertThat(Float.floatToRawIntBits(row[c])).as("len %d col %d", len, c).isEqualTo(Float.floatToRawIntBits(masked[c]));
+        }
+    }
+
     /** Past the prefix lies whatever the row held (here NaN): a ragged end read as a vector must not count it. */
     @ParameterizedTest
     @ValueSource(ints = {1, 9, 16, 33, 65, 300})
