@@ -18,7 +18,13 @@ import java.util.Arrays;
  * JIT would otherwise measure the interpreter); takes about a second per class.
  */
 public final class CostModelProbe {
-    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 100, LARGE_ROUNDS = 8;
+    private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 100, LARGE_ROUNDS = 8, LARGE_MAX_ROUNDS = 400;
+    /**
+     * Large exchanges are timed over at least this long: eight 1 MiB exchanges over shared memory take about a
+     * millisecond, which one burst of the other rank's start-up (its JIT, class loading) covers whole; the median of
+     * 6 starts of `small` measured β anywhere from 1.6 to 11.4 GB/s.
+     */
+    private static final long LARGE_MIN_NANOS = 30_000_000L;
     /** Exchanges before timing: a cold JVM interprets the transport for the first thousand calls or so. */
     private static final int SMALL_WARMUP = 400, LARGE_WARMUP = 3;
 
@@ -76,7 +82,7 @@ public final class CostModelProbe {
             MemorySegment big = c.scratch(3, LARGE), in = c.scratch(1, LARGE);
             warmUpExchanges(c, lead, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL));
             double alpha = exchange(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL), 0, SMALL_ROUNDS);
-            double large = exchange(c, peer, big, in, LARGE_WARMUP, LARGE_ROUNDS);
+            double large = timedExchanges(c, lead, peer, big, in);
             double beta = Math.max(1e-12, (large - alpha) / LARGE);
             double gamma = lead ? reduceTime(c) : 0;
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
@@ -103,6 +109,30 @@ public final class CostModelProbe {
             boolean go = lead ? more : in.get(ValueLayout.JAVA_BYTE, 0) != 0;
             if (!go) return;
         }
+    }
+
+    /**
+     * Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole): at least {@link
+     * #LARGE_ROUNDS} and {@link #LARGE_MIN_NANOS}, at most {@link #LARGE_MAX_ROUNDS}. The lead decides when to stop
+     * and says so in byte 0 of its message, so both ranks stop after the same exchange.
+     */
+    private static double timedExchanges(CollectiveContext c, boolean lead, int peer, MemorySegment out, MemorySegment in) {
+        double[] t = new double[LARGE_MAX_ROUNDS];
+        int n = 0;
+        long start = 0;
+        for (int i = -LARGE_WARMUP; ; i++) {
+            if (i == 0) start = System.nanoTime();
+            boolean more = i < 0 || i + 1 < LARGE_ROUNDS
+                    || (i + 1 < LARGE_MAX_ROUNDS && System.nanoTime() - start < LARGE_MIN_NANOS);
+            if (lead) out.set(ValueLayout.JAVA_BYTE, 0, (byte) (more ? 1 : 0));
+            long t0 = System.nanoTime();
+            c.sendRecv(peer, out, peer, in);
+            if (i >= 0) t[n++] = (System.nanoTime() - t0) * 1e-9;
+            boolean go = lead ? more : in.get(ValueLayout.JAVA_BYTE, 0) != 0;
+            if (!go) break;
+        }
+        Arrays.sort(t, 0, n);
+        return t[n / 2];
     }
 
     /** Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole, not chunked). */
