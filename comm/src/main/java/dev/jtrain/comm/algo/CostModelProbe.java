@@ -21,8 +21,7 @@ public final class CostModelProbe {
     private static final int SMALL = 8, LARGE = 1 << 20, SMALL_ROUNDS = 100, LARGE_ROUNDS = 8, LARGE_MAX_ROUNDS = 400;
     /**
      * Large exchanges are timed over at least this long: eight 1 MiB exchanges over shared memory take about a
-     * millisecond, which one burst of the other rank's start-up (its JIT, class loading) covers whole; the median of
-     * 6 starts of `small` measured β anywhere from 1.6 to 11.4 GB/s.
+     * millisecond, which one burst of the other rank's start-up (its JIT, class loading) covers whole.
      */
     private static final long LARGE_MIN_NANOS = 30_000_000L;
     /** Exchanges before timing: a cold JVM interprets the transport for the first thousand calls or so. */
@@ -81,8 +80,8 @@ public final class CostModelProbe {
             boolean lead = c.rank() == a;
             MemorySegment big = c.scratch(3, LARGE), in = c.scratch(1, LARGE);
             warmUpExchanges(c, lead, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL));
-            double alpha = exchange(c, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL), 0, SMALL_ROUNDS);
-            double large = timedExchanges(c, lead, peer, big, in);
+            double alpha = exchange(c, lead, peer, big.asSlice(0, SMALL), in.asSlice(0, SMALL), 0, SMALL_ROUNDS, SMALL_ROUNDS, 0);
+            double large = exchange(c, lead, peer, big, in, LARGE_WARMUP, LARGE_ROUNDS, LARGE_MAX_ROUNDS, LARGE_MIN_NANOS);
             double beta = Math.max(1e-12, (large - alpha) / LARGE);
             double gamma = lead ? reduceTime(c) : 0;
             fig.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, alpha);
@@ -112,18 +111,18 @@ public final class CostModelProbe {
     }
 
     /**
-     * Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole): at least {@link
-     * #LARGE_ROUNDS} and {@link #LARGE_MIN_NANOS}, at most {@link #LARGE_MAX_ROUNDS}. The lead decides when to stop
-     * and says so in byte 0 of its message, so both ranks stop after the same exchange.
+     * Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole, not chunked), after {@code
+     * warmup} untimed ones: at least {@code minRounds} and {@code minNanos}, at most {@code maxRounds}. The lead decides
+     * when to stop and says so in byte 0 of its message, so both ranks stop after the same exchange.
      */
-    private static double timedExchanges(CollectiveContext c, boolean lead, int peer, MemorySegment out, MemorySegment in) {
-        double[] t = new double[LARGE_MAX_ROUNDS];
+    private static double exchange(CollectiveContext c, boolean lead, int peer, MemorySegment out, MemorySegment in,
+                                   int warmup, int minRounds, int maxRounds, long minNanos) {
+        double[] t = new double[maxRounds];
         int n = 0;
         long start = 0;
-        for (int i = -LARGE_WARMUP; ; i++) {
+        for (int i = -warmup; ; i++) {
             if (i == 0) start = System.nanoTime();
-            boolean more = i < 0 || i + 1 < LARGE_ROUNDS
-                    || (i + 1 < LARGE_MAX_ROUNDS && System.nanoTime() - start < LARGE_MIN_NANOS);
+            boolean more = i < 0 || i + 1 < minRounds || (i + 1 < maxRounds && System.nanoTime() - start < minNanos);
             if (lead) out.set(ValueLayout.JAVA_BYTE, 0, (byte) (more ? 1 : 0));
             long t0 = System.nanoTime();
             c.sendRecv(peer, out, peer, in);
@@ -133,18 +132,6 @@ public final class CostModelProbe {
         }
         Arrays.sort(t, 0, n);
         return t[n / 2];
-    }
-
-    /** Median seconds of one simultaneous exchange of {@code out}/{@code in} (sent whole, not chunked). */
-    private static double exchange(CollectiveContext c, int peer, MemorySegment out, MemorySegment in, int warmup, int rounds) {
-        double[] t = new double[rounds];
-        for (int i = -warmup; i < rounds; i++) {
-            long t0 = System.nanoTime();
-            c.sendRecv(peer, out, peer, in);
-            if (i >= 0) t[i] = (System.nanoTime() - t0) * 1e-9;
-        }
-        Arrays.sort(t);
-        return t[rounds / 2];
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import java.util.Arrays;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -69,7 +70,7 @@ public final class GeluKernel {
     private static void forwardRaggedEnd(float[] x, int xo, float[] out, int oo, int lo, int hi, float[] grad, int go) {
         int n = hi - lo, l = S.length();
         float[] t = RAGGED.get();
-        java.util.Arrays.fill(t, 0f);
+        Arrays.fill(t, 0f);
         System.arraycopy(x, xo + lo, t, 0, n);
         forwardVectors(t, 0, t, l, 0, l, grad != null ? t : null, 2 * l);
         System.arraycopy(t, l, out, oo + lo, n);

@@ -82,15 +82,15 @@ public final class SoftmaxKernel {
         FloatVector acc = FloatVector.zero(S);
         for (int c = 0; c < full; c += step)
             acc = FloatVector.fromArray(S, p, po + c).fma(FloatVector.fromArray(S, dp, dpo + c), acc);
-        VectorMask<Float> last = S.indexInRange(full, len);
-        if (full < len) // masked lanes load as zero and add nothing
+        VectorMask<Float> last = full < len ? S.indexInRange(full, len) : null;
+        if (last != null) // masked lanes load as zero and add nothing
             acc = FloatVector.fromArray(S, p, po + full, last).fma(FloatVector.fromArray(S, dp, dpo + full, last), acc);
         FloatVector vdot = FloatVector.broadcast(S, VectorMath.sum(acc));
         for (int c = 0; c < full; c += step) {
             FloatVector pv = FloatVector.fromArray(S, p, po + c);
             FloatVector.fromArray(S, dp, dpo + c).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + c);
         }
-        if (full < len) {
+        if (last != null) {
             FloatVector pv = FloatVector.fromArray(S, p, po + full, last);
             FloatVector.fromArray(S, dp, dpo + full, last).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + full, last);
         }
