@@ -341,11 +341,15 @@ class EquivalenceTest {
      * bf16 compute ({@link Autocast#bf16()}): every rank rounds the same weights, and a row's forward result does not
      * depend on which rows share its product. What differs from one bf16 rank is the loss gradient each rank rounds:
      * it is scaled by 1 / (its rows), and a scale that is not a power of two (3 ranks: 1/32 against 1/96) rounds to
-     * other bf16 values. So with 2 ranks the fp32 tolerances of {@link #nRanksTrainLikeOneRank} hold (only the order of
-     * the weight-gradient sums differs); with 3, bf16's: gradient norm within 2^-8 relative, losses within 1e-3, and
-     * parameters on average within 1e-4. Single parameters may differ by more: where a gradient is near zero, a
-     * rounding's worth of difference can turn AdamW's normalised update m/sqrt(v) around, so the bound per parameter is
-     * what AdamW can move it in 4 steps (4 x lr). The result is not the fp32 one (bf16 was used).
+     * other bf16 values. So with 2 or 4 ranks only fp32 orders of summation differ (the weight gradients' sums, and
+     * under ZeRO the clipping norm's, summed from shards), but through bf16: a master weight a few fp32 ulps off can
+     * round to the neighbouring bf16 value (2^-8 relative) in the next forward. With 4 ranks under ZeRO on an AVX2 CPU
+     * (the fp32 fallback's sums) that moved losses by 1.2e-5 and single parameters by 6.6e-5 by step 4, where DDP stayed
+     * within 2.4e-7; so powers of two get losses and gradient norms within 5e-5, parameters within 5e-4 and 5e-6 on
+     * average. With 3 ranks, bf16's: gradient norm within 2^-8 relative, losses within 1e-3, and parameters on average
+     * within 1e-4. Single parameters may differ by more: where a gradient is near zero, a rounding's worth of
+     * difference can turn AdamW's normalised update m/sqrt(v) around, so the bound per parameter is what AdamW can
+     * move it in 4 steps (4 x lr). The result is not the fp32 one (bf16 was used).
      */
     @ParameterizedTest(name = "world {0}, ZeRO stage {1}")
     @CsvSource({"2,0", "3,0", "2,1", "3,2", "4,2", "2,3", "3,3"})
@@ -356,7 +360,7 @@ class EquivalenceTest {
         Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.BF16);
         Result multi = run(world, stage, GradWire.FP32, Precision.BF16);
         boolean sameRounding = Integer.bitCount(world) == 1;
-        float lossTol = sameRounding ? 1e-5f : 1e-3f, normTol = sameRounding ? 1e-5f : 0x1p-8f, paramTol = sameRounding ? 2e-5f : STEPS * 1e-2f;
+        float lossTol = sameRounding ? 5e-5f : 1e-3f, normTol = sameRounding ? 5e-5f : 0x1p-8f, paramTol = sameRounding ? 5e-4f : STEPS * 1e-2f;
         for (int s = 0; s < STEPS; s++) {
             assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(lossTol));
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(normTol * single.gradNorms()[s]));
@@ -366,7 +370,7 @@ class EquivalenceTest {
             assertThat(multi.params()[i]).as("parameter %d", i).isCloseTo(single.params()[i], within(paramTol));
             meanDiff += Math.abs(multi.params()[i] - single.params()[i]) / single.params().length;
         }
-        assertThat(meanDiff).as("mean parameter difference").isLessThan(sameRounding ? 2e-5 : 1e-4);
+        assertThat(meanDiff).as("mean parameter difference").isLessThan(sameRounding ? 5e-6 : 1e-4);
         assertThat(multi.params()).isNotEqualTo(run(world, stage, GradWire.FP32, Precision.FP32).params());
         assertThat(multi.losses()[STEPS - 1]).isLessThan(multi.losses()[0]);
     }

@@ -46,6 +46,22 @@ public final class Bf16 {
         return out;
     }
 
+    /**
+     * {@code n} floats from {@code src[off]} rounded to bf16 precision as {@link #round} rounds them, into
+     * {@code dst[dstOff]} as floats (the two ranges may be the same), on the calling thread: whole vectors, then the
+     * ragged end one by one.
+     */
+    public static void roundInto(float[] src, int off, float[] dst, int dstOff, int n) {
+        inside("bf16 round", "the source floats", off, n, src.length);
+        inside("bf16 round", "the destination floats", dstOff, n, dst.length);
+        int i = 0;
+        for (int end = n - L; i <= end; i += L) {
+            round(FloatVector.fromArray(F, src, off + i)).lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
+                    .intoArray(dst, dstOff + i);
+        }
+        for (; i < n; i++) dst[dstOff + i] = round(src[off + i]);
+    }
+
     /** {@code n} bf16 values from {@code src[off]} widened to fp32 (exactly). */
     public static float[] widen(short[] src, int off, int n) {
         inside("bf16 widen", "the source values", off, n, src.length);

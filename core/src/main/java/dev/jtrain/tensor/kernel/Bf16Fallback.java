@@ -11,6 +11,8 @@ package dev.jtrain.tensor.kernel;
 final class Bf16Fallback {
     /** Depth and width of the operand blocks rounded at a time (about 4 MiB of B, whatever the shape). */
     private static final int ROUND_KC = 512, ROUND_NC = 2048;
+    /** Floats per parallel chunk of rounding: at least 64K, so splitting pays for the hand-off. */
+    private static final int ROUND_GRAIN = 65536;
     private static final ThreadLocal<float[][]> ROUNDED = ThreadLocal.withInitial(() -> new float[][]{new float[0], new float[0]});
 
     private Bf16Fallback() {}
@@ -42,11 +44,14 @@ final class Bf16Fallback {
         }
     }
 
-    /** {@code rows x cols} values from {@code src} (row stride {@code ld}), rounded to bf16, densely into {@code dst}. */
+    /**
+     * {@code rows x cols} values from {@code src} (row stride {@code ld}), rounded to bf16, densely into {@code dst}:
+     * vector by vector ({@link Bf16#roundInto}), rows split over the kernel threads. A scalar loop here made the
+     * fallback's 1024^3 product 1.5x SGEMM's time on an AVX2 CPU, for what is one pass over each operand.
+     */
     private static void roundRows(float[] src, int off, int ld, int rows, int cols, float[] dst) {
-        for (int r = 0; r < rows; r++) {
-            int s = off + r * ld, d = r * cols;
-            for (int j = 0; j < cols; j++) dst[d + j] = Bf16.round(src[s + j]);
-        }
+        Parallel.forRange(rows, Math.max(1, ROUND_GRAIN / cols), (lo, hi) -> {
+            for (int r = lo; r < hi; r++) Bf16.roundInto(src, off + r * ld, dst, r * cols, cols);
+        });
     }
 }

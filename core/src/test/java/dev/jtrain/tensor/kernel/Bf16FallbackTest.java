@@ -32,6 +32,18 @@ class Bf16FallbackTest {
         Bf16Gemm.gemm(false, true, m, n, k, 1f, Bf16.toBf16(a, 0, a.length), 0, k, Bf16.toBf16(b, 0, b.length), 0, k, 0f, c2, 0, n);
         System.out.println("BF16_OPERANDS_EQUAL " + java.util.Arrays.equals(c1, c2));
 
+        // operands large enough that their rounding is split over the kernel threads (k within one block: bitwise)
+        m = 256; n = 300; k = 512;
+        a = new float[m * k];
+        b = new float[n * k];
+        for (int i = 0; i < a.length; i++) a[i] = (float) rnd.nextGaussian();
+        for (int i = 0; i < b.length; i++) b[i] = (float) rnd.nextGaussian();
+        c1 = new float[m * n];
+        c2 = new float[m * n];
+        Bf16Gemm.gemm(false, true, m, n, k, 1f, a, 0, k, b, 0, k, 0f, c1, 0, n);
+        Sgemm.sgemm(false, true, m, n, k, 1f, rounded(a), 0, k, rounded(b), 0, k, 0f, c2, 0, n);
+        System.out.println("SPLIT_EQUALS_ROUNDED_SGEMM " + java.util.Arrays.equals(c1, c2));
+
         // A transposed (k x m, lda > m), k over two blocks, n over two blocks; C accumulates onto beta * C
         m = 9; n = 2100; k = 1100;
         int lda = m + 3;
@@ -70,7 +82,7 @@ class Bf16FallbackTest {
         String out = ChildJvm.run(Bf16FallbackTest.class, "-Djtrain.bf16.kernel=fp32", 60);
         assertThat(out).contains("BACKEND bf16 matmuls: fp32 compute on bf16-rounded operands (jtrain.bf16.kernel=fp32)",
                 "NATIVE false", "EQUALS_SGEMM false", "EQUALS_ROUNDED_SGEMM true", "BF16_OPERANDS_EQUAL true",
-                "BLOCKED_WITHIN_FP32_BOUND true");
+                "SPLIT_EQUALS_ROUNDED_SGEMM true", "BLOCKED_WITHIN_FP32_BOUND true");
     }
 
     @Test

@@ -52,6 +52,36 @@ class Bf16Test {
         }
     }
 
+    /**
+     * roundInto gives {@link Bf16#round}'s bits for every element, vector lanes and ragged end alike, in place or not:
+     * ties, NaNs, infinities, overflow, subnormals and signed zeros included.
+     */
+    @Test
+    void roundIntoGivesTheScalarRoundingsBitForBit() {
+        java.util.Random r = new java.util.Random(13);
+        float[] special = {Float.NaN, Float.intBitsToFloat(0x7F80_0001), Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY,
+                Float.MAX_VALUE, -0f, 0f, Float.MIN_VALUE, 1f + 0x1p-8f, 1f + 3 * 0x1p-8f, -2.5f, 0x1p-130f};
+        for (int n : new int[]{0, 1, 5, 16, 31, 33, 1000}) {
+            float[] x = new float[n + 4];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = i % 3 == 0 ? special[(i / 3) % special.length]
+                        : Float.intBitsToFloat(r.nextInt()); // any bit pattern, NaNs with payloads included
+            }
+            float[] out = new float[n + 2];
+            out[0] = out[n + 1] = 42f;
+            Bf16.roundInto(x, 2, out, 1, n);
+            assertThat(out[0]).as("nothing written before").isEqualTo(42f);
+            assertThat(out[n + 1]).as("nothing written after").isEqualTo(42f);
+            float[] inPlace = x.clone();
+            Bf16.roundInto(inPlace, 2, inPlace, 2, n);
+            for (int i = 0; i < n; i++) {
+                int expect = Float.floatToRawIntBits(Bf16.round(x[i + 2]));
+                assertThat(Float.floatToRawIntBits(out[i + 1])).as("n=%d, element %d (%s)", n, i, x[i + 2]).isEqualTo(expect);
+                assertThat(Float.floatToRawIntBits(inPlace[i + 2])).as("in place, n=%d, element %d", n, i).isEqualTo(expect);
+            }
+        }
+    }
+
     /** Pieces packed separately, each a whole number of blocks, read back as one array. */
     @Test
     void piecesPackedApartReadBackAsOne() {
