@@ -46,8 +46,8 @@ final class Bf16Fallback {
 
     /**
      * {@code rows x cols} values from {@code src} (row stride {@code ld}), rounded to bf16, densely into {@code dst}:
-     * vector by vector ({@link Bf16#roundInto}), rows split over the kernel threads. A scalar loop here made the
-     * fallback's 1024^3 product 1.5x SGEMM's time on an AVX2 CPU, for what is one pass over each operand.
+     * vector by vector ({@link Bf16#roundInto}), rows split over the kernel threads, so this one pass over each
+     * operand costs a memory copy's time beside the product's k-fold reuse of it (bench/MEASUREMENTS.md, session 42).
      */
     private static void roundRows(float[] src, int off, int ld, int rows, int cols, float[] dst) {
         Parallel.forRange(rows, Math.max(1, ROUND_GRAIN / cols), (lo, hi) -> {
