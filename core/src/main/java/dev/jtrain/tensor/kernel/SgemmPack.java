@@ -30,8 +30,8 @@ import jdk.incubator.vector.VectorMask;
 final class SgemmPack {
     /** Whether masked vector loads and stores are single instructions (AVX-512 mask registers). */
     private static final boolean MASKED_MOVES_ARE_FAST = FloatVector.SPECIES_PREFERRED.length() >= 16;
-    /** Whether a transposed B is packed 16 x 16 at a time in machine code ({@link SgemmTranspose}). */
-    private static final boolean NATIVE_TRANSPOSE = SgemmTranspose.available();
+    /** Rows and columns of the machine-code transposes a transposed B is packed with ({@link SgemmTranspose}), or 0. */
+    private static final int TRANSPOSE = SgemmTranspose.available() ? SgemmTranspose.BLOCK : 0;
 
     private SgemmPack() {}
 
@@ -42,7 +42,11 @@ final class SgemmPack {
      * way no element-by-element transposition; the matching kernel reads each layout ({@code rowA}).
      */
     static void packA(boolean transA, float[] a, int aOff, int lda, int i0, int p0, int mc, int kc, float[] ap) {
-        for (int ip = 0, base = 0; ip < mc; ip += MR, base += MR * KC) {
+        int packed = 0;
+        if (transA && !MASKED_MOVES_ARE_FAST && MR < L) {
+            packed = packTransposedFullPanels(a, aOff, lda, i0, p0, mc, kc, ap);
+        }
+        for (int ip = packed, base = packed * KC; ip < mc; ip += MR, base += MR * KC) {
             int rows = Math.min(MR, mc - ip);
             if (transA && !MASKED_MOVES_ARE_FAST) {
                 // AVX2: the 6 of 8 lanes would need masked moves, which the JIT does not compile to one instruction
@@ -70,21 +74,46 @@ final class SgemmPack {
         }
     }
 
+    /**
+     * The full panels of a transposed A where a vector is longer than a panel's k step (AVX2: 8 lanes, MR = 6), p by
+     * p: one source row (contiguous in A, so read at the prefetchers' pace) is spread over every panel, one unmasked
+     * vector per panel. Its lanes past MR land on the next k step's slots, which the next p then overwrites; the last
+     * step, whose spill would reach the next panel, and any vector that would read past A are copied element by
+     * element. Column strips, panel by panel, took one scalar load per element from a new cache line every k step.
+     *
+     * @return rows packed (a multiple of MR); the caller packs the rest
+     */
+    private static int packTransposedFullPanels(float[] a, int aOff, int lda, int i0, int p0, int mc, int kc, float[] ap) {
+        int panels = mc / MR;
+        for (int p = 0; p < kc; p++) {
+            int src = aOff + (p0 + p) * lda + i0;
+            boolean spill = p == kc - 1;
+            for (int panel = 0, s = src, d = p * MR; panel < panels; panel++, s += MR, d += MR * KC) {
+                if (!spill && s + L <= a.length) {
+                    FloatVector.fromArray(S, a, s).intoArray(ap, d);
+                } else {
+                    for (int r = 0; r < MR; r++) ap[d + r] = a[s + r];
+                }
+            }
+        }
+        return panels * MR;
+    }
+
     /** Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (ceil(nc/NR) panels of kc * NR floats). */
     static void packB(boolean transB, float[] b, int bOff, int ldb, int p0, int j0, int kc, int nc, float[] bp) {
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += kc * NR) {
             int cols = Math.min(NR, nc - jp);
             if (transB) {
-                // B stored n x k: each output column is a contiguous row of B. 16 x 16 blocks natively where it runs;
-                // what that leaves (steps past the last 16, columns past the last 16) element by element
-                int blocks = NATIVE_TRANSPOSE ? kc / 16 : 0, halves = blocks > 0 ? cols / 16 : 0;
-                if (halves > 0) {
+                // B stored n x k: each output column is a contiguous row of B. TRANSPOSE x TRANSPOSE blocks natively
+                // where it runs; what that leaves (steps and columns past the last whole block) element by element
+                int blocks = TRANSPOSE > 0 ? kc / TRANSPOSE : 0, groups = blocks > 0 ? cols / TRANSPOSE : 0;
+                if (groups > 0) {
                     SgemmTranspose.cols(MemorySegment.ofArray(b).asSlice((long) (bOff + (j0 + jp) * ldb + p0) * Float.BYTES), ldb,
-                            MemorySegment.ofArray(bp).asSlice((long) base * Float.BYTES), blocks, halves);
+                            MemorySegment.ofArray(bp).asSlice((long) base * Float.BYTES), blocks, groups);
                 }
                 for (int j = 0; j < cols; j++) {
                     int src = bOff + (j0 + jp + j) * ldb + p0;
-                    int from = j < 16 * halves ? 16 * blocks : 0;
+                    int from = j < TRANSPOSE * groups ? TRANSPOSE * blocks : 0;
                     for (int p = from, dst = base + j + from * NR; p < kc; p++, dst += NR) bp[dst] = b[src + p];
                 }
                 if (cols < NR) {
