@@ -1,13 +1,17 @@
 """What the GEMM micro-kernel generators (gen_*_kernel.py) share: the System V frame of a kernel with the signature
     void kernel(const void *ap, const void *bp, float *out, long k, long panels, long ldo, long astride, long accumulate)
+(the fp32 kernels take three more, the byte offsets of the A panel, the B panels and the tile from ap, bp and out)
 and the write-back of its MR x NV-vector tile into `out`, stored or added. Not run by assemble.sh itself (its name
 does not start with gen_)."""
 
 
-def prologue(e, name, prefetch=False):
+def prologue(e, name, prefetch=False, offsets=False):
     """Saves the callee-saved registers the kernels use, loads astride into r10, accumulate into r11 and 3 * astride
     into r13, and returns at once when there are no panels. The panel loop starts at label 10. With prefetch, the
-    kernel takes a ninth argument, loaded into rbp (saved too)."""
+    kernel takes a ninth argument, loaded into rbp (saved too). With offsets, it takes three byte offsets instead,
+    added to rdi, rsi and rdx: a caller passes whole Java arrays and where its panels start, rather than making a
+    MemorySegment slice per call (garbage on every A panel of every product)."""
+    assert not (prefetch and offsets)
     saved = ["rbx", "r12", "r13", "r14", "r15"] + (["rbp"] if prefetch else [])
     args = 8 * (len(saved) + 1)  # the stack arguments, past the saved registers and the return address
     e(f"""    .intel_syntax noprefix
@@ -20,6 +24,10 @@ def prologue(e, name, prefetch=False):
     mov r11, [rsp+{args + 8}]           # accumulate""")
     if prefetch:
         e(f"    mov rbp, [rsp+{args + 16}]          # the address to prefetch from in the last panel's pass")
+    if offsets:
+        e(f"""    add rdi, [rsp+{args + 16}]          # where the A panel starts in ap
+    add rsi, [rsp+{args + 24}]          # where the B panels start in bp
+    add rdx, [rsp+{args + 32}]          # where the tile starts in out""")
     e("""    lea r13, [r10+r10*2]        # 3 * astride
     test r8, r8
     jz 90f

@@ -40,6 +40,14 @@ final class AttentionOps {
     static final int BLOCK = 64;
     /** One worker's packed head operands (bf16 on the native kernel): forward kᵀ, v; backward also k, dy, q. */
     private static final ThreadLocal<float[][]> WIDENED = ThreadLocal.withInitial(() -> new float[][]{new float[0]});
+    /**
+     * One worker's T x T scratch: P, dP and P after dropout, slots {@link #P}, {@link #DP}, {@link #DROPPED}. Reused
+     * rather than allocated per call (a quarter MB per head range per layer, a few MB of garbage per step otherwise).
+     * What a call leaves in them does not matter to the next: every entry the products read (the causal triangle,
+     * rounded up to whole diagonal blocks) is written first, and the dropout copy is written whole.
+     */
+    private static final ThreadLocal<float[][]> SCRATCH = ThreadLocal.withInitial(() -> new float[3][0]);
+    private static final int P = 0, DP = 1, DROPPED = 2;
     private static final ThreadLocal<Bf16PackedB[]> PACKED = ThreadLocal.withInitial(() -> new Bf16PackedB[]{
             new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB(), new Bf16PackedB()});
 
@@ -63,8 +71,8 @@ final class AttentionOps {
         Precision precision = Autocast.precision(); // the workers run the products in the caller's precision
         boolean packs = packs(precision);
         Parallel.forRange(B * nHead, 1, (lo, hi) -> {
-            float[] p = new float[T * T];
-            float[] dropped = mask != null ? new float[T * T] : null;
+            float[] p = scratch(P, T);
+            float[] dropped = mask != null ? scratch(DROPPED, T) : null;
             Bf16PackedB[] pk = packs ? PACKED.get() : null;
             for (int bh = lo; bh < hi; bh++) {
                 int b = bh / nHead, h = bh % nHead;
@@ -101,8 +109,8 @@ final class AttentionOps {
                     Tensor dqkv = Tensor.empty(B, T, C3); // dq, dk, dv of every head written with beta 0
                     float[] dd = dqkv.data();
                     Parallel.forRange(B * nHead, 1, (lo, hi) -> {
-                        float[] p = new float[T * T], dp = new float[T * T];
-                        float[] dropped = mask != null ? new float[T * T] : null;
+                        float[] p = scratch(P, T), dp = scratch(DP, T);
+                        float[] dropped = mask != null ? scratch(DROPPED, T) : null;
                         Bf16PackedB[] pk = packs ? PACKED.get() : null;
                         float[] sequence = bySequence ? widened(perSequence) : null;
                         int widenedB = -1;
@@ -194,6 +202,13 @@ final class AttentionOps {
             else precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
             for (int r = r0; r < r1; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, r1, scale);
         }
+    }
+
+    /** This worker's T x T buffer in {@code slot} of {@link #SCRATCH}. */
+    private static float[] scratch(int slot, int t) {
+        float[][] holder = SCRATCH.get();
+        if (holder[slot].length != t * t) holder[slot] = new float[t * t];
+        return holder[slot];
     }
 
     /** This worker's buffer for one widened sequence of qkv, at least {@code floats} long. */

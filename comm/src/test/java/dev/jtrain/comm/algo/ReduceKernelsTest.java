@@ -43,6 +43,43 @@ class ReduceKernelsTest {
     }
 
     /**
+     * AVG's float32 division, bit for bit against {@code x / divisor}, on each kind of segment it meets: a heap
+     * {@code float[]} whole or sliced at a float (its array path) or at an odd byte (the segment path), and native
+     * memory. The floats around a slice must be left alone.
+     */
+    @Test
+    void float32DivisionMatchesScalarDivisionOnHeapSlicesAndNativeMemory() {
+        SplittableRandom rnd = new SplittableRandom(SEED);
+        for (int divisor : new int[] {1, 2, 3, 7}) {
+            for (int n : new int[] {0, 1, 7, 8, 9, 17, 33, 1000, 4099}) {
+                for (String kind : new String[] {"heap", "heap slice at float 5", "heap slice at byte 2", "native"}) {
+                    float[] backing = new float[n + 6];
+                    for (int i = 0; i < backing.length; i++) backing[i] = (float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(-40, 38)));
+                    float[] before = backing.clone();
+                    MemorySegment seg = switch (kind) {
+                        case "heap" -> MemorySegment.ofArray(backing).asSlice(0, 4L * n);
+                        case "heap slice at float 5" -> MemorySegment.ofArray(backing).asSlice(20, 4L * n);
+                        case "heap slice at byte 2" -> MemorySegment.ofArray(backing).asSlice(2, 4L * n);
+                        default -> Arena.ofAuto().allocate(Math.max(4, 4L * n), 8).asSlice(0, 4L * n)
+                                .copyFrom(MemorySegment.ofArray(backing).asSlice(0, 4L * n));
+                    };
+                    float[] expected = new float[n];
+                    for (int i = 0; i < n; i++) expected[i] = seg.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * i) / divisor;
+                    ReduceKernels.divide(DType.FLOAT32, seg, n, divisor);
+                    for (int i = 0; i < n; i++)
+                        assertThat(Float.floatToIntBits(seg.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 4L * i))) // any NaN is NaN: a
+                                .as("%s n=%d divisor=%d i=%d", kind, n, divisor, i) // byte-offset slice reads some
+                                .isEqualTo(Float.floatToIntBits(expected[i]));
+                    if (kind.equals("heap slice at float 5")) {
+                        for (int i = 0; i < 5; i++) assertThat(backing[i]).as("float %d before the slice", i).isEqualTo(before[i]);
+                        assertThat(backing[n + 5]).as("the float after the slice").isEqualTo(before[n + 5]);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * The bfloat16 wire codec (vector body, scalar tail) against the scalar encode/decode, bit for bit: random values
      * and the cases rounding gets wrong first (ties both ways, a carry into the exponent, NaN, infinities, subnormals,
      * signed zeros), at lengths around the vector width.

@@ -90,9 +90,9 @@ final class SgemmKernel {
     }
 
     /** With {@link #NATIVE}: the machine code of this machine's tile ({@link SgemmMachineKernel#run}). */
-    static void runNative(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo,
-                          boolean accumulate) {
-        MACHINE.run(ap, aStride, bp, kc, panels, out, ldo, accumulate);
+    static void runNative(MemorySegment ap, int apOff, int aStride, MemorySegment bp, int bpOff, int kc, int panels,
+                          MemorySegment out, int outOff, int ldo, boolean accumulate) {
+        MACHINE.run(ap, apOff, aStride, bp, bpOff, kc, panels, out, outOff, ldo, accumulate);
     }
 
     private static int pickMr() {

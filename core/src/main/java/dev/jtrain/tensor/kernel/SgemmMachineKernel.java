@@ -40,7 +40,7 @@ final class SgemmMachineKernel {
             try {
                 ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
                 handle = MachineCode.load(blob, FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, j, j, j, j, j), Linker.Option.critical(true));
+                        ValueLayout.ADDRESS, j, j, j, j, j, j, j, j), Linker.Option.critical(true));
             } catch (IllegalStateException e) {
                 why = e.getMessage();
             }
@@ -66,22 +66,38 @@ final class SgemmMachineKernel {
 
     /**
      * {@code out[r][j] (+)= sum_p A[r][p] * B[p][j]} for the {@link #mr} rows of one A panel and the
-     * {@code panels * nr} columns of a packed B block, over {@code kc} steps.
+     * {@code panels * nr} columns of a packed B block, over {@code kc} steps. The buffers are whole arrays and the
+     * offsets say where the panels and the tile start: a slice per call would be garbage on every A panel of every
+     * product (a few MB per training step), and the machine code adds the offsets itself.
      *
-     * @param ap         the A panel: p-major when {@code aStride == 0}, else row r at {@code aStride * r} floats
-     * @param bp         {@code panels} B panels of {@code kc * nr} floats, back to back
-     * @param out        row r of the result at {@code out + ldo * r} floats
+     * @param ap         the A panel at float {@code apOff}: p-major when {@code aStride == 0}, else row r at
+     *                   {@code aStride * r} floats
+     * @param bp         {@code panels} B panels of {@code kc * nr} floats, back to back, from float {@code bpOff}
+     * @param out        row r of the result at {@code outOff + ldo * r} floats
      * @param accumulate add into {@code out} (else overwrite it, without reading)
+     * @throws IndexOutOfBoundsException when a panel or the tile would reach outside its buffer (checked here:
+     *                                   the machine code reads and writes without bounds checks)
      */
-    void run(MemorySegment ap, int aStride, MemorySegment bp, int kc, int panels, MemorySegment out, int ldo,
-             boolean accumulate) {
+    void run(MemorySegment ap, int apOff, int aStride, MemorySegment bp, int bpOff, int kc, int panels,
+             MemorySegment out, int outOff, int ldo, boolean accumulate) {
+        long aExtent = aStride == 0 ? (long) kc * mr : (long) (mr - 1) * aStride + kc;
+        check("A panel", ap, apOff, aExtent);
+        check("B panels", bp, bpOff, (long) panels * kc * nr);
+        check("output tile", out, outOff, (long) (mr - 1) * ldo + (long) panels * nr);
         try {
             kernel.invokeExact(ap, bp, out, (long) kc, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Float.BYTES,
-                    accumulate ? 1L : 0L);
+                    accumulate ? 1L : 0L, (long) apOff * Float.BYTES, (long) bpOff * Float.BYTES, (long) outOff * Float.BYTES);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException(isa + " SGEMM micro-kernel failed: " + e, e);
         }
+    }
+
+    private void check(String what, MemorySegment buffer, int offFloats, long extentFloats) {
+        if (offFloats < 0 || (offFloats + extentFloats) * Float.BYTES > buffer.byteSize())
+            throw new IndexOutOfBoundsException(isa + " SGEMM micro-kernel: the " + what + " (" + extentFloats
+                    + " floats from float " + offFloats + ") does not fit its buffer of " + buffer.byteSize() / Float.BYTES
+                    + " floats");
     }
 }

@@ -10,8 +10,10 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One thread's packing buffers and the blocked loop nest that uses them (see {@link Sgemm} for the loop
- * order and block sizes). Buffers grow to the largest block seen and are then reused, so steady-state calls
- * allocate nothing.
+ * order and block sizes). Buffers grow to the largest block seen and are then reused, and so are the memory
+ * segments the machine code is called with (the packed buffers' for good, C's while calls keep writing the same
+ * array), so steady-state calls allocate nothing: not even the small segment objects, which at a few hundred
+ * thousand per training step would fill the young generation.
  *
  * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Sgemm}).
  */
@@ -22,6 +24,11 @@ final class SgemmWorkspace {
     /** With {@link SgemmKernel#NATIVE}: the MR x NC results that cannot go straight into C, rows NC apart. */
     private final float[] tiles = SgemmKernel.NATIVE ? new float[MR * NC] : tile;
     private float[] row = new float[0];
+    private MemorySegment apSeg = MemorySegment.ofArray(ap);
+    private final MemorySegment bpSeg = MemorySegment.ofArray(bp), tileSeg = MemorySegment.ofArray(tiles);
+    /** The C array of the latest machine-code call and its segment (most products write one C in many calls). */
+    private float[] cArray;
+    private MemorySegment cSeg;
 
     /** The MR x NR accumulator spill tile. */
     float[] tile() {
@@ -40,7 +47,10 @@ final class SgemmWorkspace {
               float beta, float[] c, int cOff, int ldc) {
         int mcMax = Math.min(MC, roundUp(i1 - i0, MR));
         int apNeed = mcMax * KC;
-        if (ap.length < apNeed) ap = new float[apNeed];
+        if (ap.length < apNeed) {
+            ap = new float[apNeed];
+            apSeg = MemorySegment.ofArray(ap);
+        }
         // equal k blocks and equal n blocks in whole micro-panels (GemmBatches.equalSteps says why)
         int kcStep = GemmBatches.equalSteps(k, KC, 1);
         int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
@@ -84,23 +94,24 @@ final class SgemmWorkspace {
      */
     private void nativeMacroKernel(boolean rowA, int kc, int mc, int nc, float alpha, float beta,
                                    float[] c, int cOff, int ldc) {
-        MemorySegment apSeg = MemorySegment.ofArray(ap), bpSeg = MemorySegment.ofArray(bp), cSeg = MemorySegment.ofArray(c);
-        MemorySegment tileSeg = MemorySegment.ofArray(tiles);
+        if (c != cArray) {
+            cArray = c;
+            cSeg = MemorySegment.ofArray(c);
+        }
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         int panels = (nc + NR - 1) / NR, full = nc / NR;
         for (int ir = 0; ir < mc; ir += MR) {
             int rows = Math.min(MR, mc - ir);
-            MemorySegment panel = apSeg.asSlice((long) ir * KC * Float.BYTES);
+            int panel = ir * KC;
             int cRow = cOff + ir * ldc;
             int viaTiles = 0; // first B panel that goes through the tile buffer
             if (direct && rows == MR && full > 0) {
-                SgemmKernel.runNative(panel, rowA ? KC : 0, bpSeg, kc, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc,
-                        beta == 1f);
+                SgemmKernel.runNative(apSeg, panel, rowA ? KC : 0, bpSeg, 0, kc, full, cSeg, cRow, ldc, beta == 1f);
                 viaTiles = full;
             }
             if (viaTiles < panels) {
-                SgemmKernel.runNative(panel, rowA ? KC : 0, bpSeg.asSlice((long) viaTiles * kc * NR * Float.BYTES), kc,
-                        panels - viaTiles, tileSeg, NC, false);
+                SgemmKernel.runNative(apSeg, panel, rowA ? KC : 0, bpSeg, viaTiles * kc * NR, kc, panels - viaTiles,
+                        tileSeg, 0, NC, false);
                 SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
             }
         }

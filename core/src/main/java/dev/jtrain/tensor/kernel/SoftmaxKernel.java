@@ -82,15 +82,20 @@ public final class SoftmaxKernel {
         FloatVector acc = FloatVector.zero(S);
         for (int c = 0; c < full; c += step)
             acc = FloatVector.fromArray(S, p, po + c).fma(FloatVector.fromArray(S, dp, dpo + c), acc);
-        VectorMask<Float> last = full < len ? S.indexInRange(full, len) : null;
-        if (last != null) // masked lanes load as zero and add nothing
+        // The tail mask is made where it is used, in each branch: one held in a variable that may be null is a phi
+        // the JIT cannot scalar-replace, and it allocated a mask and its boolean[] on every row (half a million a step).
+        boolean tail = full < len;
+        if (tail) { // masked lanes load as zero and add nothing
+            VectorMask<Float> last = S.indexInRange(full, len);
             acc = FloatVector.fromArray(S, p, po + full, last).fma(FloatVector.fromArray(S, dp, dpo + full, last), acc);
+        }
         FloatVector vdot = FloatVector.broadcast(S, VectorMath.sum(acc));
         for (int c = 0; c < full; c += step) {
             FloatVector pv = FloatVector.fromArray(S, p, po + c);
             FloatVector.fromArray(S, dp, dpo + c).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + c);
         }
-        if (last != null) {
+        if (tail) {
+            VectorMask<Float> last = S.indexInRange(full, len);
             FloatVector pv = FloatVector.fromArray(S, p, po + full, last);
             FloatVector.fromArray(S, dp, dpo + full, last).sub(vdot).mul(pv).mul(scale).intoArray(dz, dzo + full, last);
         }

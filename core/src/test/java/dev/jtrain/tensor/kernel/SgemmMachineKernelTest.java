@@ -1,6 +1,7 @@
 package dev.jtrain.tensor.kernel;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
@@ -37,6 +38,28 @@ class SgemmMachineKernelTest {
         check(SgemmMachineKernel.AVX512);
     }
 
+    @Test
+    void aPanelOrTileReachingPastItsArrayIsRefusedBeforeTheMachineCodeRuns() {
+        SgemmMachineKernel kernel = SgemmKernel.NATIVE ? (SgemmMachineKernel.AVX512.fits(SgemmKernel.MR, SgemmKernel.NR)
+                ? SgemmMachineKernel.AVX512 : SgemmMachineKernel.AVX2) : SgemmMachineKernel.AVX2;
+        Assumptions.assumeTrue(kernel.available(), "the " + kernel.isa + " SGEMM machine code cannot run here: " + kernel.unavailableReason());
+        int mr = kernel.mr, nr = kernel.nr, kc = 8, ldo = nr;
+        MemorySegment ap = MemorySegment.ofArray(new float[kc * mr]), bp = MemorySegment.ofArray(new float[kc * nr]);
+        float[] out = new float[mr * ldo];
+        MemorySegment o = MemorySegment.ofArray(out);
+        kernel.run(ap, 0, 0, bp, 0, kc, 1, o, 0, ldo, false); // exactly fits
+        java.util.Arrays.fill(out, 7f);
+        assertThatThrownBy(() -> kernel.run(ap, 0, 0, bp, 0, kc, 1, o, 1, ldo, false))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("output tile");
+        assertThatThrownBy(() -> kernel.run(ap, 1, 0, bp, 0, kc, 1, o, 0, ldo, false))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("A panel");
+        assertThatThrownBy(() -> kernel.run(ap, 0, 0, bp, 0, kc, 2, o, 0, ldo, false))
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("B panels");
+        assertThatThrownBy(() -> kernel.run(ap, 0, 2 * kc, bp, 0, kc, 1, o, 0, ldo, false)) // row-major rows 2 kc apart
+                .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("A panel");
+        assertThat(out).containsOnly(7f);
+    }
+
     private static void check(SgemmMachineKernel kernel) {
         Assumptions.assumeTrue(kernel.available(), "the " + kernel.isa + " SGEMM machine code cannot run here: " + kernel.unavailableReason());
         int mr = kernel.mr, nr = kernel.nr;
@@ -62,8 +85,8 @@ class SgemmMachineKernelTest {
                                 expected[o] = accumulate ? expected[o] + acc : acc;
                             }
                         }
-                        kernel.run(slice(ap, apOff), rowA ? stride : 0, slice(bp, bpOff), kc, panels,
-                                slice(out, outOff), ldo, accumulate);
+                        kernel.run(MemorySegment.ofArray(ap), apOff, rowA ? stride : 0, MemorySegment.ofArray(bp), bpOff,
+                                kc, panels, MemorySegment.ofArray(out), outOff, ldo, accumulate);
                         assertThat(out).as("%d x %d tile: kc=%d panels=%d rowA=%b accumulate=%b (the 3 floats past each row "
                                 + "and the ones around the tile must be untouched)", mr, nr, kc, panels, rowA, accumulate)
                                 .isEqualTo(expected);
@@ -71,10 +94,6 @@ class SgemmMachineKernelTest {
                 }
             }
         }
-    }
-
-    private static MemorySegment slice(float[] x, int off) {
-        return MemorySegment.ofArray(x).asSlice((long) off * Float.BYTES);
     }
 
     private static float[] random(SplittableRandom rnd, int n) {

@@ -1,0 +1,40 @@
+package dev.jtrain.tensor.kernel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.management.ManagementFactory;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A product in steady state allocates nothing on the heap: a training step runs tens of thousands of machine-code
+ * calls, and a memory segment (or slice) made per call filled the young generation with a few MB a step, faults on
+ * fresh pages included. (B is not transposed here: its transposing pack still slices per panel group.)
+ */
+class SgemmAllocationTest {
+    @Test
+    void steadyStateProductsOnTheMachineCodeAllocateNothing() {
+        Assumptions.assumeTrue(SgemmKernel.NATIVE, "the fp32 machine-code kernel does not run here: " + SgemmKernel.backend());
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled(),
+                "this JVM does not count a thread's allocated bytes");
+        // rows not a multiple of MR and columns not of NR: full tiles, the ragged row panel and the tile buffer path;
+        // big enough for the packed path (not SgemmSmall's)
+        int m = 12 * SgemmKernel.MR + 1, n = 6 * SgemmKernel.NR + 5, k = 72;
+        float[] a = new float[m * k], b = new float[k * n], c = new float[m * n];
+        for (int i = 0; i < a.length; i++) a[i] = (i % 7) - 3;
+        for (int i = 0; i < b.length; i++) b[i] = (i % 5) - 2;
+        for (int i = 0; i < 20_000; i++) product(a, b, c, m, n, k, i); // until C2 has compiled the packing and the loops
+        long before = threads.getCurrentThreadAllocatedBytes();
+        int calls = 2_000;
+        for (int i = 0; i < calls; i++) product(a, b, c, m, n, k, i);
+        long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+        assertThat(bytes).as("bytes allocated by %d products of %d x %d x %d", calls, m, n, k).isLessThan(calls * 8L);
+    }
+
+    private static void product(float[] a, float[] b, float[] c, int m, int n, int k, int i) {
+        // A both ways (row-major and p-major panels), beta 0 and 1 (stored and added tiles), alpha != 1 (tile buffer)
+        boolean transA = i % 2 == 1;
+        Sgemm.sgemm(transA, false, m, n, k, i % 5 == 4 ? 0.5f : 1f, a, 0, transA ? m : k, b, 0, n, i % 3 == 0 ? 0f : 1f, c, 0, n);
+    }
+}
