@@ -31,18 +31,28 @@ def transpose_16x16(e):
         e(f"    vshufi32x4 zmm{8 + c}, zmm{16 + c}, zmm{24 + c}, 0xdd")
 
 
-def transposed_panel_loops(e, name, nr, load_rows, store, row_bytes, step, unit):
+# The two extra arguments of a packer called on whole Java arrays: src_off in r9, dst_off on the stack (no register
+# pushed yet). A slice per call would be garbage on every panel group of every product.
+OFFSETS = """    add rdi, r9                 # src_off: where the rows start in src
+    add rdx, [rsp+8]            # dst_off: where the panel starts in dst"""
+
+
+def transposed_panel_loops(e, name, nr, load_rows, store, row_bytes, step, unit, offsets=False):
     """The loops of a packer that fills `nr`-column panels from a matrix stored transposed (gen_bf16_cols.py,
     gen_sgemm_cols.py): void name(const float *src, long ld, dst, long blocks, long halves). For each half (16
     columns of the panel: 16 rows of the source) and each block of 16 panel rows: load_rows(e) fills zmm0-15 with the
     16 source rows of the block (rax at the first, rsi bytes apart), the transpose turns them into 16 panel rows, and
     `store` writes each, nr * 4 bytes apart. A block reads `row_bytes` of each source row; `step` names a panel row
-    ("pair", "step") and `unit` a panel element ("words", "floats") in the comments."""
+    ("pair", "step") and `unit` a panel element ("words", "floats") in the comments. With offsets, two more
+    arguments, the byte offsets of the rows in src and of the panel in dst, are added to rdi and rdx first (see
+    OFFSETS)."""
     e(f"""    .intel_syntax noprefix
     .text
     .globl {name}
-{name}:
-    test rcx, rcx
+{name}:""")
+    if offsets:
+        e(OFFSETS)
+    e(f"""    test rcx, rcx
     jz 9f
     test r8, r8
     jz 9f

@@ -99,8 +99,13 @@ final class SgemmPack {
         return panels * MR;
     }
 
-    /** Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (ceil(nc/NR) panels of kc * NR floats). */
-    static void packB(boolean transB, float[] b, int bOff, int ldb, int p0, int j0, int kc, int nc, float[] bp) {
+    /**
+     * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (ceil(nc/NR) panels of kc * NR floats). {@code bSeg} and
+     * {@code bpSeg} are the segments of {@code b} and {@code bp} for the machine-code transpose (the caller keeps them,
+     * so that no call makes one); {@code bSeg} may be null when B is not transposed.
+     */
+    static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
+                      float[] bp, MemorySegment bpSeg) {
         for (int jp = 0, base = 0; jp < nc; jp += NR, base += kc * NR) {
             int cols = Math.min(NR, nc - jp);
             if (transB) {
@@ -108,8 +113,7 @@ final class SgemmPack {
                 // where it runs; what that leaves (steps and columns past the last whole block) element by element
                 int blocks = TRANSPOSE > 0 ? kc / TRANSPOSE : 0, groups = blocks > 0 ? cols / TRANSPOSE : 0;
                 if (groups > 0) {
-                    SgemmTranspose.cols(MemorySegment.ofArray(b).asSlice((long) (bOff + (j0 + jp) * ldb + p0) * Float.BYTES), ldb,
-                            MemorySegment.ofArray(bp).asSlice((long) base * Float.BYTES), blocks, groups);
+                    SgemmTranspose.cols(bSeg, bOff + (j0 + jp) * ldb + p0, ldb, bpSeg, base, blocks, groups);
                 }
                 for (int j = 0; j < cols; j++) {
                     int src = bOff + (j0 + jp + j) * ldb + p0;

@@ -29,7 +29,7 @@ final class SgemmTranspose {
         try {
             ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
             return MachineCode.load(BLOCK == 16 ? "sgemm_cols_x86_64.bin" : "sgemm_cols_avx2_x86_64.bin",
-                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j), Linker.Option.critical(true));
+                    FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j, ValueLayout.ADDRESS, j, j, j, j), Linker.Option.critical(true));
         } catch (IllegalStateException e) {
             return null; // SgemmPack keeps its Java loop
         }
@@ -42,15 +42,30 @@ final class SgemmTranspose {
 
     /**
      * For g &lt; groups ({@link #BLOCK} columns each), b &lt; blocks ({@link #BLOCK} k each) and j, p &lt; BLOCK:
-     * {@code dst[(BLOCK b + p) * NR + BLOCK g + j] = src[(BLOCK g + j) * ld + BLOCK b + p]}, strides in floats.
+     * {@code dst[dstOff + (BLOCK b + p) * NR + BLOCK g + j] = src[srcOff + (BLOCK g + j) * ld + BLOCK b + p]}, strides
+     * and offsets in floats. The buffers are whole arrays (no slice per call: garbage on every panel group), and the
+     * extent read and written is checked here, since the machine code does not check it.
+     *
+     * @throws IndexOutOfBoundsException when the rows read or the panel written reach outside their buffer
      */
-    static void cols(MemorySegment src, int ld, MemorySegment dst, int blocks, int groups) {
+    static void cols(MemorySegment src, int srcOff, int ld, MemorySegment dst, int dstOff, int blocks, int groups) {
+        if (blocks <= 0 || groups <= 0) return;
+        int rows = groups * BLOCK, steps = blocks * BLOCK;
+        check("source rows", src, srcOff, (long) (rows - 1) * ld + steps);
+        check("panel", dst, dstOff, (long) (steps - 1) * SgemmKernel.NR + rows);
         try {
-            COLS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) blocks, (long) groups);
+            COLS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) blocks, (long) groups, (long) srcOff * Float.BYTES,
+                    (long) dstOff * Float.BYTES);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("fp32 transposed packing failed: " + e, e);
         }
+    }
+
+    private static void check(String what, MemorySegment buffer, int offFloats, long extentFloats) {
+        if (offFloats < 0 || (offFloats + extentFloats) * Float.BYTES > buffer.byteSize())
+            throw new IndexOutOfBoundsException("fp32 transposed packing: the " + what + " (" + extentFloats
+                    + " floats from float " + offFloats + ") do not fit a buffer of " + buffer.byteSize() / Float.BYTES + " floats");
     }
 }

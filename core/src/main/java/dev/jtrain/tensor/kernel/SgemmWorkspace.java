@@ -11,9 +11,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * One thread's packing buffers and the blocked loop nest that uses them (see {@link Sgemm} for the loop
  * order and block sizes). Buffers grow to the largest block seen and are then reused, and so are the memory
- * segments the machine code is called with (the packed buffers' for good, C's while calls keep writing the same
- * array), so steady-state calls allocate nothing: not even the small segment objects, which at a few hundred
- * thousand per training step would fill the young generation.
+ * segments the machine code is called with (the packed buffers' for good, C's and a transposed B's while calls keep
+ * using the same arrays), so steady-state calls allocate nothing: not even the small segment objects, which at a few
+ * hundred thousand per training step would fill the young generation. The price: the last C and B a thread used stay
+ * reachable until its next product.
  *
  * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Sgemm}).
  */
@@ -29,6 +30,9 @@ final class SgemmWorkspace {
     /** The C array of the latest machine-code call and its segment (most products write one C in many calls). */
     private float[] cArray;
     private MemorySegment cSeg;
+    /** Likewise the latest transposed B the transposing pack read. */
+    private float[] bArray;
+    private MemorySegment bSeg;
 
     /** The MR x NR accumulator spill tile. */
     float[] tile() {
@@ -62,7 +66,7 @@ final class SgemmWorkspace {
                 SgemmPack.packA(transA, a, aOff, lda, ic, pc, mc, kc, ap);
                 for (int jc = j0; jc < j1; jc += ncStep) {
                     int nc = Math.min(ncStep, j1 - jc);
-                    SgemmPack.packB(transB, b, bOff, ldb, pc, jc, kc, nc, bp);
+                    SgemmPack.packB(transB, b, transB ? segmentOfB(b) : null, bOff, ldb, pc, jc, kc, nc, bp, bpSeg);
                     macroKernel(!transA, kc, mc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
                 }
             }
@@ -115,6 +119,14 @@ final class SgemmWorkspace {
                 SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
             }
         }
+    }
+
+    private MemorySegment segmentOfB(float[] b) {
+        if (b != bArray) {
+            bArray = b;
+            bSeg = MemorySegment.ofArray(b);
+        }
+        return bSeg;
     }
 
     private static int roundUp(int x, int unit) {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A product in steady state allocates nothing on the heap: a training step runs tens of thousands of machine-code
  * calls, and a memory segment (or slice) made per call filled the young generation with a few MB a step, faults on
- * fresh pages included. (B is not transposed here: its transposing pack still slices per panel group.)
+ * fresh pages included.
  */
 class SgemmAllocationTest {
     @Test
@@ -33,8 +33,10 @@ class SgemmAllocationTest {
     }
 
     private static void product(float[] a, float[] b, float[] c, int m, int n, int k, int i) {
-        // A both ways (row-major and p-major panels), beta 0 and 1 (stored and added tiles), alpha != 1 (tile buffer)
-        boolean transA = i % 2 == 1;
-        Sgemm.sgemm(transA, false, m, n, k, i % 5 == 4 ? 0.5f : 1f, a, 0, transA ? m : k, b, 0, n, i % 3 == 0 ? 0f : 1f, c, 0, n);
+        // A and B both ways (row-major and p-major A panels; B copied or through the transposing pack), beta 0 and 1
+        // (stored and added tiles), alpha != 1 (the tile buffer)
+        boolean transA = i % 2 == 1, transB = i % 4 >= 2;
+        Sgemm.sgemm(transA, transB, m, n, k, i % 5 == 4 ? 0.5f : 1f, a, 0, transA ? m : k, b, 0, transB ? k : n,
+                i % 3 == 0 ? 0f : 1f, c, 0, n);
     }
 }
