@@ -56,4 +56,16 @@ final class MachineCode {
             throw new IllegalStateException("cannot load machine code " + name + " (is --enable-native-access=ALL-UNNAMED set?): " + e, e);
         }
     }
+
+    /**
+     * Refuses a call whose {@code extentFloats} floats from float {@code offFloats} would reach outside
+     * {@code buffer}: the machine code reads and writes without bounds checks, so its Java caller checks first.
+     *
+     * @throws IndexOutOfBoundsException naming {@code kernel} and {@code what}
+     */
+    static void checkExtent(String kernel, String what, MemorySegment buffer, int offFloats, long extentFloats) {
+        if (offFloats < 0 || (offFloats + extentFloats) * Float.BYTES > buffer.byteSize())
+            throw new IndexOutOfBoundsException(kernel + ": the " + what + " (" + extentFloats + " floats from float "
+                    + offFloats + ") does not fit its buffer of " + buffer.byteSize() / Float.BYTES + " floats");
+    }
 }

@@ -28,10 +28,13 @@ final class SgemmMachineKernel {
     /** Tile rows and columns of the machine code. */
     final int mr, nr;
     private final MethodHandle kernel;
+    /** Names it in bounds errors (made once: a concatenation per call would allocate on the hot path). */
+    private final String label;
     private final String unavailable;
 
     private SgemmMachineKernel(String isa, String blob, int mr, int nr, String missing) {
         this.isa = isa;
+        this.label = isa + " SGEMM micro-kernel";
         this.mr = mr;
         this.nr = nr;
         MethodHandle handle = null;
@@ -81,9 +84,9 @@ final class SgemmMachineKernel {
     void run(MemorySegment ap, int apOff, int aStride, MemorySegment bp, int bpOff, int kc, int panels,
              MemorySegment out, int outOff, int ldo, boolean accumulate) {
         long aExtent = aStride == 0 ? (long) kc * mr : (long) (mr - 1) * aStride + kc;
-        check("A panel", ap, apOff, aExtent);
-        check("B panels", bp, bpOff, (long) panels * kc * nr);
-        check("output tile", out, outOff, (long) (mr - 1) * ldo + (long) panels * nr);
+        MachineCode.checkExtent(label, "A panel", ap, apOff, aExtent);
+        MachineCode.checkExtent(label, "B panels", bp, bpOff, (long) panels * kc * nr);
+        MachineCode.checkExtent(label, "output tile", out, outOff, (long) (mr - 1) * ldo + (long) panels * nr);
         try {
             kernel.invokeExact(ap, bp, out, (long) kc, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Float.BYTES,
                     accumulate ? 1L : 0L, (long) apOff * Float.BYTES, (long) bpOff * Float.BYTES, (long) outOff * Float.BYTES);
@@ -92,12 +95,5 @@ final class SgemmMachineKernel {
         } catch (Throwable e) {
             throw new IllegalStateException(isa + " SGEMM micro-kernel failed: " + e, e);
         }
-    }
-
-    private void check(String what, MemorySegment buffer, int offFloats, long extentFloats) {
-        if (offFloats < 0 || (offFloats + extentFloats) * Float.BYTES > buffer.byteSize())
-            throw new IndexOutOfBoundsException(isa + " SGEMM micro-kernel: the " + what + " (" + extentFloats
-                    + " floats from float " + offFloats + ") does not fit its buffer of " + buffer.byteSize() / Float.BYTES
-                    + " floats");
     }
 }

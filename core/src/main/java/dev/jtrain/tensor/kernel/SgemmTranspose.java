@@ -51,8 +51,8 @@ final class SgemmTranspose {
     static void cols(MemorySegment src, int srcOff, int ld, MemorySegment dst, int dstOff, int blocks, int groups) {
         if (blocks <= 0 || groups <= 0) return;
         int rows = groups * BLOCK, steps = blocks * BLOCK;
-        check("source rows", src, srcOff, (long) (rows - 1) * ld + steps);
-        check("panel", dst, dstOff, (long) (steps - 1) * SgemmKernel.NR + rows);
+        MachineCode.checkExtent("fp32 transposed packing", "source rows", src, srcOff, (long) (rows - 1) * ld + steps);
+        MachineCode.checkExtent("fp32 transposed packing", "panel", dst, dstOff, (long) (steps - 1) * SgemmKernel.NR + rows);
         try {
             COLS.invokeExact(src, (long) ld * Float.BYTES, dst, (long) blocks, (long) groups, (long) srcOff * Float.BYTES,
                     (long) dstOff * Float.BYTES);
@@ -61,11 +61,5 @@ final class SgemmTranspose {
         } catch (Throwable e) {
             throw new IllegalStateException("fp32 transposed packing failed: " + e, e);
         }
-    }
-
-    private static void check(String what, MemorySegment buffer, int offFloats, long extentFloats) {
-        if (offFloats < 0 || (offFloats + extentFloats) * Float.BYTES > buffer.byteSize())
-            throw new IndexOutOfBoundsException("fp32 transposed packing: the " + what + " (" + extentFloats
-                    + " floats from float " + offFloats + ") do not fit a buffer of " + buffer.byteSize() / Float.BYTES + " floats");
     }
 }
