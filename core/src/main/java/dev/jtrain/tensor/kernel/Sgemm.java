@@ -18,6 +18,9 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
  *         for jr in NC step NR              // B micro-panels streamed from L2
  *           micro-kernel MR x NR, write back alpha/beta
  * </pre>
+ * With the machine-code kernel an A stored m x k is not packed: its rows are already contiguous in k, and the kernel
+ * reads whole MR-row panels where they are (rows lda apart) unless that stride would crowd them into a few L1 sets
+ * ({@link SgemmWorkspace}); B is always packed.
  * Flat problems (m &lt;= {@link #SMALL_M}, a decode step) and tiny ones skip packing: {@link SgemmSmall}.
  * Multithreading splits C into one rectangle per thread on the persistent {@link Parallel} pool, each thread
  * packing into its own reused buffers (no allocation per call once warm).

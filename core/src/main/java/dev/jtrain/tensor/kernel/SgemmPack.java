@@ -100,13 +100,37 @@ final class SgemmPack {
     }
 
     /**
+     * The full panels of a B stored k x n, row by row: each row of the block is read once, front to back, and its NR
+     * column runs go to every panel at the same step. Panel by panel, each step's NR floats came from a new cache line
+     * ldb floats below the last, a pattern the prefetchers serve worse than one stream per row (the rows' lines were
+     * read in column strips, each line a miss).
+     *
+     * @return columns packed (a multiple of NR); the caller packs the rest
+     */
+    private static int packRowsIntoFullPanels(float[] b, int bOff, int ldb, int p0, int j0, int kc, int nc, float[] bp) {
+        int panels = nc / NR, panelFloats = kc * NR;
+        for (int p = 0; p < kc; p++) {
+            int src = bOff + (p0 + p) * ldb + j0;
+            for (int panel = 0, s = src, d = p * NR; panel < panels; panel++, s += NR, d += panelFloats) {
+                FloatVector.fromArray(S, b, s).intoArray(bp, d);
+                FloatVector.fromArray(S, b, s + L).intoArray(bp, d + L);
+            }
+        }
+        return panels * NR;
+    }
+
+    /**
      * Packs op(B)[p0 : p0+kc, j0 : j0+nc] into {@code bp} (ceil(nc/NR) panels of kc * NR floats). {@code bSeg} and
      * {@code bpSeg} are the segments of {@code b} and {@code bp} for the machine-code transpose (the caller keeps them,
      * so that no call makes one); {@code bSeg} may be null when B is not transposed.
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
                       float[] bp, MemorySegment bpSeg) {
-        for (int jp = 0, base = 0; jp < nc; jp += NR, base += kc * NR) {
+        int fullFrom = 0; // panels before this one are packed already
+        if (!transB) {
+            fullFrom = packRowsIntoFullPanels(b, bOff, ldb, p0, j0, kc, nc, bp);
+        }
+        for (int jp = fullFrom, base = fullFrom / NR * kc * NR; jp < nc; jp += NR, base += kc * NR) {
             int cols = Math.min(NR, nc - jp);
             if (transB) {
                 // B stored n x k: each output column is a contiguous row of B. TRANSPOSE x TRANSPOSE blocks natively
@@ -123,14 +147,7 @@ final class SgemmPack {
                 if (cols < NR) {
                     for (int p = 0, dst = base; p < kc; p++, dst += NR) Arrays.fill(bp, dst + cols, dst + NR, 0f);
                 }
-            } else if (cols == NR) {
-                // B stored k x n: one k step of the panel is NR contiguous floats, two vector copies.
-                for (int p = 0, dst = base; p < kc; p++, dst += NR) {
-                    int src = bOff + (p0 + p) * ldb + j0 + jp;
-                    FloatVector.fromArray(S, b, src).intoArray(bp, dst);
-                    FloatVector.fromArray(S, b, src + L).intoArray(bp, dst + L);
-                }
-            } else {
+            } else { // B stored k x n, the last, partial panel (packRowsIntoFullPanels did the full ones)
                 for (int p = 0, dst = base; p < kc; p++, dst += NR) {
                     int src = bOff + (p0 + p) * ldb + j0 + jp;
                     System.arraycopy(b, src, bp, dst, cols);

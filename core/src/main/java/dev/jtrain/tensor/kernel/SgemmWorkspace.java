@@ -7,6 +7,7 @@ import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
 import static dev.jtrain.tensor.kernel.SgemmKernel.NR;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 
 /**
  * One thread's packing buffers and the blocked loop nest that uses them (see {@link Sgemm} for the loop
@@ -33,6 +34,11 @@ final class SgemmWorkspace {
     /** Likewise the latest transposed B the transposing pack read. */
     private float[] bArray;
     private MemorySegment bSeg;
+    /** Lines per L1 set, the in-place test's scratch. */
+    private final int[] setLines = new int[L1_SETS];
+    /** Likewise the latest A the machine code read in place (see {@link #inPlaceRows}). */
+    private float[] aArray;
+    private MemorySegment aSeg;
 
     /** The MR x NR accumulator spill tile. */
     float[] tile() {
@@ -63,11 +69,18 @@ final class SgemmWorkspace {
             float betaPc = pc == 0 ? beta : 1f;  // later rank-KC updates accumulate onto the first
             for (int ic = i0; ic < i1; ic += MC) {
                 int mc = Math.min(MC, i1 - ic);
-                SgemmPack.packA(transA, a, aOff, lda, ic, pc, mc, kc, ap);
+                int inPlace = transA ? 0 : inPlaceRows(mc, kc, lda);
+                if (inPlace < mc) SgemmPack.packA(transA, a, aOff, lda, ic + inPlace, pc, mc - inPlace, kc, ap);
+                int aRows = aOff + ic * lda + pc; // where op(A)'s block starts when read in place
                 for (int jc = j0; jc < j1; jc += ncStep) {
                     int nc = Math.min(ncStep, j1 - jc);
                     SgemmPack.packB(transB, b, transB ? segmentOfB(b) : null, bOff, ldb, pc, jc, kc, nc, bp, bpSeg);
-                    macroKernel(!transA, kc, mc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
+                    if (inPlace > 0) {
+                        nativeMacroKernel(segmentOfA(a), aRows, lda, inPlace, kc, nc, alpha, betaPc, c, cOff + ic * ldc + jc, ldc);
+                    }
+                    if (inPlace < mc) {
+                        macroKernel(!transA, kc, mc - inPlace, nc, alpha, betaPc, c, cOff + (ic + inPlace) * ldc + jc, ldc);
+                    }
                 }
             }
         }
@@ -98,6 +111,16 @@ final class SgemmWorkspace {
      */
     private void nativeMacroKernel(boolean rowA, int kc, int mc, int nc, float alpha, float beta,
                                    float[] c, int cOff, int ldc) {
+        nativeMacroKernel(apSeg, 0, rowA ? KC : 0, mc, kc, nc, alpha, beta, c, cOff, ldc);
+    }
+
+    /**
+     * The machine-code sweep over A panels read from {@code aSrc}: row-major with rows {@code aStride} floats apart
+     * from {@code aStart} when {@code aStride > 0} (the packed block's KC, or an A read in place), p-major packed
+     * panels when 0.
+     */
+    private void nativeMacroKernel(MemorySegment aSrc, int aStart, int aStride, int mc, int kc, int nc, float alpha,
+                                   float beta, float[] c, int cOff, int ldc) {
         if (c != cArray) {
             cArray = c;
             cSeg = MemorySegment.ofArray(c);
@@ -106,19 +129,60 @@ final class SgemmWorkspace {
         int panels = (nc + NR - 1) / NR, full = nc / NR;
         for (int ir = 0; ir < mc; ir += MR) {
             int rows = Math.min(MR, mc - ir);
-            int panel = ir * KC;
+            int panel = aStart + (aStride == 0 ? ir * KC : ir * aStride);
             int cRow = cOff + ir * ldc;
             int viaTiles = 0; // first B panel that goes through the tile buffer
             if (direct && rows == MR && full > 0) {
-                SgemmKernel.runNative(apSeg, panel, rowA ? KC : 0, bpSeg, 0, kc, full, cSeg, cRow, ldc, beta == 1f);
+                SgemmKernel.runNative(aSrc, panel, aStride, bpSeg, 0, kc, full, cSeg, cRow, ldc, beta == 1f);
                 viaTiles = full;
             }
             if (viaTiles < panels) {
-                SgemmKernel.runNative(apSeg, panel, rowA ? KC : 0, bpSeg, viaTiles * kc * NR, kc, panels - viaTiles,
+                SgemmKernel.runNative(aSrc, panel, aStride, bpSeg, viaTiles * kc * NR, kc, panels - viaTiles,
                         tileSeg, 0, NC, false);
                 SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
             }
         }
+    }
+
+    /**
+     * How many leading rows of an A stored m x k the machine code reads where they are, unpacked: whole MR-row panels,
+     * each MR rows of kc contiguous floats lda apart, which the kernel's row-major path reads as a packed panel with a
+     * longer row stride. Packing them would copy every element of A once per product, only to lay out rows that are
+     * already contiguous (the forward products and the input gradients: ~2% of a training step). The panel must still
+     * stay in L1 while the B panels stream past it (Goto &amp; van de Geijn 2008, section 6.2): rows whose stride is a
+     * multiple of the cache's set span land in the same sets, so the stride is accepted only when no L1 set holds more
+     * than {@link #L1_WAYS_FOR_A} of the panel's lines; otherwise (and without the machine code) A is packed.
+     */
+    private int inPlaceRows(int mc, int kc, int lda) {
+        if (!SgemmKernel.NATIVE || mc < MR || !aPanelFitsL1(kc, lda, setLines)) return 0;
+        return mc / MR * MR;
+    }
+
+    /** L1d geometry the in-place test assumes: 64-byte lines, 64 sets (32 KiB, 8-way on Zen 4; 48 KiB 12-way on Intel). */
+    private static final int L1_SETS = 64, LINE_FLOATS = 16;
+    /** Ways of one set the A panel may take, leaving the rest to the B panels and C streaming through. */
+    static final int L1_WAYS_FOR_A = 4;
+
+    /** Whether MR rows of kc floats, lda apart and starting anywhere in a line, put at most L1_WAYS_FOR_A lines in any set. */
+    static boolean aPanelFitsL1(int kc, int lda, int[] lines) {
+        int span = (kc + LINE_FLOATS - 1) / LINE_FLOATS + 1; // lines per row, one more where the row starts mid-line
+        if (span >= L1_SETS) return false;
+        Arrays.fill(lines, 0);
+        for (int r = 0; r < MR; r++) {
+            long first = (long) r * lda / LINE_FLOATS;
+            for (int l = 0; l < span; l++) {
+                if (++lines[(int) ((first + l) % L1_SETS)] > L1_WAYS_FOR_A) return false;
+            }
+        }
+        return true;
+    }
+
+    private MemorySegment segmentOfA(float[] a) {
+        if (a != aArray) {
+            aArray = a;
+            aSeg = MemorySegment.ofArray(a);
+        }
+        return aSeg;
     }
 
     private MemorySegment segmentOfB(float[] b) {

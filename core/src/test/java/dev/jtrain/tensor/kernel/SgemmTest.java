@@ -1,5 +1,6 @@
 package dev.jtrain.tensor.kernel;
 
+import static dev.jtrain.tensor.kernel.SgemmKernel.MR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -72,6 +73,31 @@ class SgemmTest {
                 }
             }
         }
+    }
+
+    /**
+     * An A stored m x k is read where it is (whole MR-row panels, rows lda apart) unless its stride would crowd the
+     * panel into a few L1 sets; then it is packed. Both paths, with a ragged last panel, several k blocks, offsets and
+     * both thread counts: a panel read from the wrong row, k block or offset is off by O(1).
+     */
+    @ParameterizedTest(name = "threads={0}")
+    @ValueSource(ints = {1, 2})
+    void readsARowsInPlaceOrPacksThemByTheirStride(int threads) {
+        Parallel.setThreads(threads);
+        SplittableRandom rnd = new SplittableRandom(SEED * 5 + threads);
+        int[] rows = {MR, 4 * MR + 1, 150};
+        for (int m : rows) {
+            for (int[] kPad : new int[][] {{300, 11}, {300, 1024 - 300}, {600, 5}, {384, 0}}) {
+                for (int tb = 0; tb < 2; tb++) {
+                    check(rnd, false, tb == 1, m, 70, kPad[0], 1f, 0f, 13, 3, 7, kPad[1]);
+                    check(rnd, false, tb == 1, m, 45, kPad[0], 0.5f, 1f, 2, 0, 1, kPad[1]);
+                }
+            }
+        }
+        int[] sets = new int[64];
+        assertThat(SgemmWorkspace.aPanelFitsL1(256, 256, sets)).as("rows back to back spread over the sets").isTrue();
+        assertThat(SgemmWorkspace.aPanelFitsL1(256, 1024, sets)).as("a 4 KiB stride puts every row in the same sets").isFalse();
+        assertThat(SgemmWorkspace.aPanelFitsL1(2048, 2048, sets)).as("a row longer than the sets").isFalse();
     }
 
     @Test
