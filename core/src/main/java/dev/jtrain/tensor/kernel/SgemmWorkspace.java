@@ -14,7 +14,7 @@ import java.util.Arrays;
  * order and block sizes). Buffers grow to the largest block seen and are then reused, and so are the memory
  * segments the machine code is called with (the packed buffers' for good, C's and a transposed B's while calls keep
  * using the same arrays), so steady-state calls allocate nothing: not even the small segment objects, which at a few
- * hundred thousand per training step would fill the young generation. The price: the last C and B a thread used stay
+ * hundred thousand per training step would fill the young generation. The price: the last A, B and C a thread used stay
  * reachable until its next product.
  *
  * <p>Threading: confined to one thread (held in a ThreadLocal by {@link Sgemm}).
@@ -148,7 +148,7 @@ final class SgemmWorkspace {
      * How many leading rows of an A stored m x k the machine code reads where they are, unpacked: whole MR-row panels,
      * each MR rows of kc contiguous floats lda apart, which the kernel's row-major path reads as a packed panel with a
      * longer row stride. Packing them would copy every element of A once per product, only to lay out rows that are
-     * already contiguous (the forward products and the input gradients: ~2% of a training step). The panel must still
+     * already contiguous (the forward products and the input gradients: ~3% of a training step). The panel must still
      * stay in L1 while the B panels stream past it (Goto &amp; van de Geijn 2008, section 6.2): rows whose stride is a
      * multiple of the cache's set span land in the same sets, so the stride is accepted only when no L1 set holds more
      * than {@link #L1_WAYS_FOR_A} of the panel's lines; otherwise (and without the machine code) A is packed.
