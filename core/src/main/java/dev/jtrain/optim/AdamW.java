@@ -20,6 +20,14 @@ public record AdamW(float beta1, float beta2, float eps, float weightDecay) impl
 
     @Override
     public void step(float[] p, int pOff, float[] g, int gOff, float[][] state, int sOff, int n, float lr, boolean decay, int step) {
-        AdamWKernel.step(p, pOff, g, gOff, state[0], sOff, state[1], sOff, n, lr, beta1, beta2, eps, decay ? weightDecay : 0f, step);
+        step(p, pOff, g, gOff, state, sOff, n, lr, decay, step, 1f);
+    }
+
+    /** The clipping coefficient is applied as each gradient is read: the update's one pass over g is clipping's too. */
+    @Override
+    public void step(float[] p, int pOff, float[] g, int gOff, float[][] state, int sOff, int n, float lr, boolean decay,
+                     int step, float gradScale) {
+        AdamWKernel.step(p, pOff, g, gOff, state[0], sOff, state[1], sOff, n, lr, beta1, beta2, eps, decay ? weightDecay : 0f,
+                step, gradScale);
     }
 }

@@ -23,12 +23,17 @@ public final class FlatOptimizer {
     }
 
     public void step(float lr) {
+        step(lr, 1f);
+    }
+
+    /** One update from the gradients times {@code gradScale} (clipping's coefficient, {@link GradClip#coefficient}). */
+    public void step(float lr, float gradScale) {
         step++;
         float[] p = params.data(), g = params.grad();
         var slots = params.slots();
         for (int i = 0; i < slots.size(); i++) {
             var s = slots.get(i);
-            optimizer.step(p, s.offset(), g, s.offset(), state, s.offset(), s.numel(), lr, decay[i], step);
+            optimizer.step(p, s.offset(), g, s.offset(), state, s.offset(), s.numel(), lr, decay[i], step, gradScale);
         }
     }
 

@@ -8,11 +8,23 @@ public final class GradClip {
 
     /** Scales grad so its L2 norm is at most maxNorm; returns the norm before clipping. maxNorm ≤ 0 only measures. */
     public static float clipByGlobalNorm(float[] grad, float maxNorm) {
-        float norm = (float) Math.sqrt(VectorOps.sumSquares(grad, 0, grad.length));
-        if (maxNorm > 0 && norm > maxNorm) {
-            float s = maxNorm / (norm + 1e-6f);
-            VectorOps.scale(s, grad, 0, grad, 0, grad.length);
-        }
+        float norm = globalNorm(grad);
+        float s = coefficient(norm, maxNorm);
+        if (s != 1f) VectorOps.scale(s, grad, 0, grad, 0, grad.length);
         return norm;
+    }
+
+    /** The L2 norm of the whole buffer. */
+    public static float globalNorm(float[] grad) {
+        return (float) Math.sqrt(VectorOps.sumSquares(grad, 0, grad.length));
+    }
+
+    /**
+     * What gradients of global norm {@code norm} are multiplied by to clip them to {@code maxNorm}: 1 when they are
+     * within it or clipping is off (maxNorm ≤ 0). Strategies hand it to {@link Optimizer#step(float[], int, float[],
+     * int, float[][], int, int, float, boolean, int, float)} rather than scaling the buffer themselves.
+     */
+    public static float coefficient(float norm, float maxNorm) {
+        return maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6f) : 1f;
     }
 }

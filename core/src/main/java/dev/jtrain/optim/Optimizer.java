@@ -1,5 +1,7 @@
 package dev.jtrain.optim;
 
+import dev.jtrain.tensor.kernel.VectorOps;
+
 import java.util.List;
 
 /**
@@ -29,4 +31,16 @@ public interface Optimizer {
      * @param step  the update's number, from 1 (bias corrections depend on it)
      */
     void step(float[] p, int pOff, float[] g, int gOff, float[][] state, int sOff, int n, float lr, boolean decay, int step);
+
+    /**
+     * As {@link #step(float[], int, float[], int, float[][], int, int, float, boolean, int) step}, from the gradients
+     * times {@code gradScale} (clipping's coefficient, {@link GradClip#coefficient}; 1 for none). An optimizer that
+     * reads each gradient once should fold the product into its update, as {@link AdamW} does, so that clipping costs
+     * no pass over the gradients of its own; this default scales them in place first, which leaves {@code g} scaled.
+     */
+    default void step(float[] p, int pOff, float[] g, int gOff, float[][] state, int sOff, int n, float lr, boolean decay,
+                      int step, float gradScale) {
+        if (gradScale != 1f) VectorOps.scale(gradScale, g, gOff, g, gOff, n);
+        step(p, pOff, g, gOff, state, sOff, n, lr, decay, step);
+    }
 }

@@ -107,8 +107,8 @@ public final class DistributedDataParallel implements DataParallel {
 
     @Override
     public float step(float lr, float maxNorm) {
-        float norm = GradClip.clipByGlobalNorm(params.grad(), maxNorm); // grads are identical on every rank now
-        opt.step(lr);
+        float norm = GradClip.globalNorm(params.grad()); // grads are identical on every rank now
+        opt.step(lr, GradClip.coefficient(norm, maxNorm)); // clipping folded into the update's read of each gradient
         lastStepComm = 0;
         return norm;
     }

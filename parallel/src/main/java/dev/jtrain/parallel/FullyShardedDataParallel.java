@@ -8,6 +8,7 @@ import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
 import dev.jtrain.nn.ShardedModel;
 import dev.jtrain.nn.UnitHooks;
+import dev.jtrain.optim.GradClip;
 import dev.jtrain.optim.Optimizer;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.VectorOps;
@@ -424,12 +425,11 @@ public final class FullyShardedDataParallel implements DataParallel {
         pg.allReduce(MemorySegment.ofArray(sq), 1, DType.FLOAT64, ReduceOp.SUM);
         lastStepComm = System.nanoTime() - t0;
         float norm = (float) Math.sqrt(sq[0]);
-        float scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6f) : 1f;
+        float scale = GradClip.coefficient(norm, maxNorm);
         Optimizer opt = options.optimizer();
         for (Unit u : allUnits()) {
             for (Piece p : u.pieces) {
-                if (scale != 1f) VectorOps.scale(scale, u.grad, p.inShard(), u.grad, p.inShard(), p.length());
-                opt.step(u.param, p.inShard(), u.grad, p.inShard(), state, u.stateBase + p.inShard(), p.length(), lr, p.decay(), step);
+                opt.step(u.param, p.inShard(), u.grad, p.inShard(), state, u.stateBase + p.inShard(), p.length(), lr, p.decay(), step, scale);
             }
         }
         reshard(root); // its shard moved on; the next forward gathers it again

@@ -45,8 +45,8 @@ public final class SingleProcess implements DataParallel {
 
     @Override
     public float step(float lr, float maxNorm) {
-        float norm = GradClip.clipByGlobalNorm(params.grad(), maxNorm);
-        opt.step(lr);
+        float norm = GradClip.globalNorm(params.grad());
+        opt.step(lr, GradClip.coefficient(norm, maxNorm)); // clipping folded into the update's read of each gradient
         return norm;
     }
 

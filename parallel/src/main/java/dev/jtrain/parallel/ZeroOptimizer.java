@@ -5,6 +5,7 @@ import dev.jtrain.comm.ProcessGroup;
 import dev.jtrain.comm.ReduceOp;
 import dev.jtrain.comm.Work;
 import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.GradClip;
 import dev.jtrain.tensor.Tensor;
 import dev.jtrain.tensor.kernel.VectorOps;
 import dev.jtrain.tensor.state.Stateful;
@@ -260,14 +261,13 @@ public final class ZeroOptimizer implements DataParallel {
         pg.allReduce(MemorySegment.ofArray(sq), 1, DType.FLOAT64, ReduceOp.SUM);
         comm += System.nanoTime() - t0;
         float norm = (float) Math.sqrt(sq[0]);
-        float scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6f) : 1f;
+        float scale = GradClip.coefficient(norm, maxNorm);
         var bs = plan.buckets();
         for (int b = 0; b < bs.size(); b++) {
             float[] g = gradOf(b);
             for (Piece p : pieces.get(b)) {
-                if (scale != 1f) VectorOps.scale(scale, g, gradOffset(p), g, gradOffset(p), p.length());
                 int st = stateBase[b] + p.shardOff();
-                options.optimizer().step(params.data(), p.flatOff(), g, gradOffset(p), state, st, p.length(), lr, p.decay(), step);
+                options.optimizer().step(params.data(), p.flatOff(), g, gradOffset(p), state, st, p.length(), lr, p.decay(), step, scale);
             }
             launchAllGather(bs.get(b));
         }

@@ -2,6 +2,7 @@ package dev.jtrain.parallel;
 
 import dev.jtrain.comm.transport.local.LocalRanks;
 import dev.jtrain.nn.FlatParameters;
+import dev.jtrain.optim.AdamW;
 import dev.jtrain.tensor.Rng;
 import dev.jtrain.tensor.Tensor;
 import org.junit.jupiter.api.Timeout;
@@ -28,12 +29,23 @@ import static org.assertj.core.api.Assertions.within;
 class EquivalenceTest {
     static final int VOCAB = 37, DIM = 21;
     static final int GLOBAL_BATCH = 12, T = 8, STEPS = 4, ACCUM = 2;
+    /** Below every step's gradient norm (~0.33 for TinyLm on these batches), so that each step is clipped. */
+    static final float CLIP = 0.1f;
 
     /** @param gradNorms the global gradient norm before clipping, per step: catches a uniformly mis-scaled gradient */
     record Result(float[] losses, float[] gradNorms, float[] params) {}
 
     /** World sizes 5 and 7 split a global batch of 35 rows (12 does not divide). */
     static final int GLOBAL_BATCH_5_7 = 35;
+
+    /**
+     * Every run's options: AdamW with an eps near the gradients' size, so that the update depends on their scale.
+     * With the usual 1e-8, m/√v barely changes when the gradients are scaled, so a strategy that skipped clipping (or
+     * clipped twice) still matched one rank within the tolerance.
+     */
+    static DataParallelOptions options() {
+        return DataParallelOptions.defaults().withOptimizer(new AdamW(0.9f, 0.95f, 0.05f, 0.1f));
+    }
 
     static int[][] batch(int step, int micro, int globalBatch) {
         Rng rng = new Rng(1000L * step + micro);
@@ -88,7 +100,8 @@ class EquivalenceTest {
                 }
             }
             dp.finishGradients();
-            norms[step] = dp.step(1e-2f, 0.5f); // small clip so clipping is active
+            norms[step] = dp.step(1e-2f, CLIP);
+            assertThat(norms[step]).as("clipping is active at step %d (the norm is above the clip)", step).isGreaterThan(CLIP);
             losses[step] = dp.average(sum / ACCUM);
         }
         return new Result(losses, norms, dp instanceof FullyShardedDataParallel f ? f.gatherParameters() : flat.data().clone());
@@ -107,7 +120,7 @@ class EquivalenceTest {
     }
 
     static Result run(int world, int stage, GradWire wire, Precision precision, int globalBatch) throws Exception {
-        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withGradWire(wire);
+        DataParallelOptions o = options().withZeroStage(stage).withBuckets(512, 2048).withGradWire(wire);
         List<Result> rs = LocalRanks.run(world, (rank, pg) -> {
             TinyLm model = new TinyLm(VOCAB, DIM, 42 + rank); // different init per rank: DDP/ZeRO must broadcast rank 0's
             FlatParameters flat = FlatParameters.of(model);
@@ -133,7 +146,7 @@ class EquivalenceTest {
 
     static Result runOnHosts(int[] hostOf, int stage, ShardScope scope, AtomicLong trainingOffHost, Branch branch,
                              Precision precision, GradWire wire) throws Exception {
-        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(stage).withBuckets(512, 2048).withShardWithin(scope)
+        DataParallelOptions o = options().withZeroStage(stage).withBuckets(512, 2048).withShardWithin(scope)
                 .withGradWire(wire);
         int world = hostOf.length;
         AtomicLongArray offHost = new AtomicLongArray(Arrays.stream(hostOf).max().orElseThrow() + 1);
@@ -163,7 +176,7 @@ class EquivalenceTest {
     void hybridShardingAveragesUnitsLeftOutOfTheLastMicroStep(int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, Branch.LEFT_OUT_OF_LAST_MICRO_STEP);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model, Precision.FP32, Branch.LEFT_OUT_OF_LAST_MICRO_STEP);
         Result multi = runOnHosts(new int[]{0, 0, 1, 1}, stage, ShardScope.HOST, null, Branch.LEFT_OUT_OF_LAST_MICRO_STEP); // checks every rank agrees
         for (int s = 0; s < STEPS; s++)
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
@@ -186,7 +199,7 @@ class EquivalenceTest {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
         float[] before = flat.data().clone();
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, branch);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model, Precision.FP32, branch);
         Result multi = runOnHosts(new int[]{0, 0, 0}, stage, ShardScope.WORLD, null, branch); // checks every rank agrees
         for (int s = 0; s < STEPS; s++)
             assertThat(multi.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(1e-5f * single.gradNorms()[s]));
@@ -214,7 +227,7 @@ class EquivalenceTest {
     void hybridShardingInBf16TrainsLikeOneBf16Rank() throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.BF16);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model, Precision.BF16);
         int[] hosts = {0, 0, 1, 1};
         Result compute = runOnHosts(hosts, 3, ShardScope.HOST, null, Branch.TAKEN, Precision.BF16, GradWire.FP32);
         Result wire = runOnHosts(hosts, 3, ShardScope.HOST, null, Branch.TAKEN, Precision.BF16, GradWire.BF16);
@@ -247,7 +260,7 @@ class EquivalenceTest {
         int[] hostOf = Arrays.stream(layout.split("-")).mapToInt(Integer::parseInt).toArray();
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model);
         Result multi = runOnHosts(hostOf, stage, ShardScope.HOST, null);
         for (int s = 0; s < STEPS; s++) {
             assertThat(multi.losses()[s]).as("loss at step %d", s).isCloseTo(single.losses()[s], within(1e-5f));
@@ -283,7 +296,7 @@ class EquivalenceTest {
     void nRanksTrainLikeOneRank(int world, int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model);
         Result multi = run(world, stage);
         assertTrainsLikeOneRank(multi, single);
     }
@@ -309,7 +322,7 @@ class EquivalenceTest {
     void fiveAndSevenRanksTrainLikeOneRank(int world, int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.FP32, Branch.TAKEN,
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model, Precision.FP32, Branch.TAKEN,
                 GLOBAL_BATCH_5_7);
         Result multi = run(world, stage, GradWire.FP32, Precision.FP32, GLOBAL_BATCH_5_7);
         assertTrainsLikeOneRank(multi, single);
@@ -327,7 +340,7 @@ class EquivalenceTest {
     void bf16GradientsOnTheWireTrainLikeOneRankWithinBf16Error(int world, int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model);
         Result bf16 = run(world, stage, GradWire.BF16); // run() checks that every rank ends with the same bits
         for (int s = 0; s < STEPS; s++) {
             assertThat(bf16.gradNorms()[s]).as("gradient norm at step %d", s).isCloseTo(single.gradNorms()[s], within(0.01f * single.gradNorms()[s]));
@@ -357,7 +370,7 @@ class EquivalenceTest {
     void bf16ComputeNRanksTrainLikeOneBf16Rank(int world, int stage) throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        Result single = train(0, 1, new SingleProcess(flat, DataParallelOptions.defaults()), flat, model, Precision.BF16);
+        Result single = train(0, 1, new SingleProcess(flat, options()), flat, model, Precision.BF16);
         Result multi = run(world, stage, GradWire.FP32, Precision.BF16);
         boolean sameRounding = Integer.bitCount(world) == 1;
         float lossTol = sameRounding ? 5e-5f : 1e-3f, normTol = sameRounding ? 5e-5f : 0x1p-8f, paramTol = sameRounding ? 5e-4f : STEPS * 1e-2f;
@@ -384,12 +397,12 @@ class EquivalenceTest {
     void zeroOptimizerShardsTileTheSingleProcessState() throws Exception {
         TinyLm model = new TinyLm(VOCAB, DIM, 42);
         FlatParameters flat = FlatParameters.of(model);
-        SingleProcess sp = new SingleProcess(flat, DataParallelOptions.defaults());
+        SingleProcess sp = new SingleProcess(flat, options());
         train(0, 1, sp, flat, model);
         java.util.Map<String, float[]> full = new java.util.HashMap<>();
         for (var t : sp.optimizerState().shards())
             full.put(t.name(), java.util.Arrays.copyOfRange(t.data(), t.dataOffset(), t.dataOffset() + t.length()));
-        DataParallelOptions o = DataParallelOptions.defaults().withZeroStage(2).withBuckets(512, 2048);
+        DataParallelOptions o = options().withZeroStage(2).withBuckets(512, 2048);
         List<List<String>> covered = LocalRanks.run(3, (rank, pg) -> {
             TinyLm m = new TinyLm(VOCAB, DIM, 42);
             FlatParameters f = FlatParameters.of(m);

@@ -53,7 +53,8 @@ class OrderedReductionTest {
                     for (int piece = 0; piece < pieces; piece++) microStep(dp, model, step, micro, rank * pieces + piece, micro == ACCUM - 1 && piece == pieces - 1, pieces);
             }
             dp.finishGradients();
-            norms[step] = dp.step(1e-2f, 0.5f); // small clip so clipping is active
+            norms[step] = dp.step(1e-2f, EquivalenceTest.CLIP);
+            assertThat(norms[step]).as("clipping is active at step %d", step).isGreaterThan(EquivalenceTest.CLIP);
         }
         return new Result(norms, flat.data().clone());
     }

@@ -17,6 +17,17 @@ public final class AdamWKernel {
 
     public static void step(float[] p, int po, float[] g, int go, float[] m, int mo, float[] v, int vo, int n,
                             float lr, float beta1, float beta2, float eps, float weightDecay, int t) {
+        step(p, po, g, go, m, mo, v, vo, n, lr, beta1, beta2, eps, weightDecay, t, 1f);
+    }
+
+    /**
+     * As {@link #step(float[], int, float[], int, float[], int, float[], int, int, float, float, float, float, float,
+     * int) step}, from the gradients times {@code gradScale} (gradient clipping's coefficient), multiplied as each is
+     * read: the same single rounding as scaling the buffer first, without that pass (a read and a write of every
+     * gradient). {@code g} is left as it was.
+     */
+    public static void step(float[] p, int po, float[] g, int go, float[] m, int mo, float[] v, int vo, int n,
+                            float lr, float beta1, float beta2, float eps, float weightDecay, int t, float gradScale) {
         float bc1 = (float) (1 - Math.pow(beta1, t));
         float bc2 = (float) (1 - Math.pow(beta2, t));
         float decay = 1f - lr * weightDecay;
@@ -25,13 +36,13 @@ public final class AdamWKernel {
             // wherever a thread's range or a rank's shard ends, so the bits depend on neither
             int i = lo, upper = lo + S.loopBound(hi - lo);
             for (; i < upper; i += S.length()) {
-                update(FloatVector.fromArray(S, p, po + i), FloatVector.fromArray(S, g, go + i),
+                update(FloatVector.fromArray(S, p, po + i), FloatVector.fromArray(S, g, go + i).mul(gradScale),
                         FloatVector.fromArray(S, m, mo + i), FloatVector.fromArray(S, v, vo + i),
                         beta1, beta2, bc1, bc2, eps, lr, decay, p, po + i, m, mo + i, v, vo + i, null);
             }
             if (i < hi) {
                 VectorMask<Float> k = S.indexInRange(i, hi);
-                update(FloatVector.fromArray(S, p, po + i, k), FloatVector.fromArray(S, g, go + i, k),
+                update(FloatVector.fromArray(S, p, po + i, k), FloatVector.fromArray(S, g, go + i, k).mul(gradScale),
                         FloatVector.fromArray(S, m, mo + i, k), FloatVector.fromArray(S, v, vo + i, k),
                         beta1, beta2, bc1, bc2, eps, lr, decay, p, po + i, m, mo + i, v, vo + i, k);
             }
