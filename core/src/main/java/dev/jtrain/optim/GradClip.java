@@ -6,14 +6,6 @@ import dev.jtrain.tensor.kernel.VectorOps;
 public final class GradClip {
     private GradClip() {}
 
-    /** Scales grad so its L2 norm is at most maxNorm; returns the norm before clipping. maxNorm ≤ 0 only measures. */
-    public static float clipByGlobalNorm(float[] grad, float maxNorm) {
-        float norm = globalNorm(grad);
-        float s = coefficient(norm, maxNorm);
-        if (s != 1f) VectorOps.scale(s, grad, 0, grad, 0, grad.length);
-        return norm;
-    }
-
     /** The L2 norm of the whole buffer. */
     public static float globalNorm(float[] grad) {
         return (float) Math.sqrt(VectorOps.sumSquares(grad, 0, grad.length));

@@ -126,7 +126,7 @@ final class SgemmPack {
      */
     static void packB(boolean transB, float[] b, MemorySegment bSeg, int bOff, int ldb, int p0, int j0, int kc, int nc,
                       float[] bp, MemorySegment bpSeg) {
-        int fullFrom = 0; // panels before this one are packed already
+        int fullFrom = 0; // columns before this one are packed already
         if (!transB) {
             fullFrom = packRowsIntoFullPanels(b, bOff, ldb, p0, j0, kc, nc, bp);
         }
