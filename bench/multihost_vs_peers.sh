@@ -18,7 +18,8 @@
 # usage: bench/multihost_vs_peers.sh [RATE] [STEPS]     (default 2gbit; STEPS 40 for the DDP part, 10 for the others:
 #        the DDP figure is the steady state; at steps 7-16 the JIT still takes 5-7% of a host's CPU)
 #        PART=allreduce, PART=ddp, PART=gather or PART=sharding runs one part only (the default runs the first two).
-#        PAIRS=N (DDP part) repeats jtrain's 2-host and 1-host runs N times back to back and gives the median share.
+#        PAIRS=N (DDP part) repeats the rounds (jtrain 2 hosts, PyTorch beside it, jtrain 1 host) N times and gives
+#        the median share of one host and the median of the rounds' ratios to PyTorch.
 #        PRECISION=bf16 (DDP part): jtrain --precision bf16 against PyTorch under bf16 autocast (default fp32).
 #        KEEP=1 keeps the logs and metrics (their directory is printed at the end).
 # needs: root, test/hosts (iproute2), Open MPI; JTRAIN_PEERS_DIR (env.sh, gpt_bench.py, mpi_bench.py) for the peers;
@@ -102,15 +103,27 @@ st = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l][6:]
 print(statistics.median(s["stepMs"] for s in st))
 PY
 }
-# PAIRS=N repeats the three jtrain runs N times, one right after the other, and gives each round's share of one host
-# and the medians: on shared, noisy cores a pair run back to back says more than one run of each.
+# PAIRS=N repeats the rounds N times. A round is jtrain across 2 hosts in fp32, PyTorch with fp32 gradients right
+# after it, jtrain with --grad-wire bf16, PyTorch's fp16_compress_hook right after that, then jtrain on 1 host: each
+# ratio is taken within its round, a minute or two apart, because this machine's speed drifts over minutes (both
+# sides move together) and one peer run at the end compared against every round mixed the drift into the ratios.
 PAIRS=${PAIRS:-1}
+peer() { # COMPRESS (none|fp16) -> the peer's line, also appended to $OUT/peer as "COMPRESS tokens"
+  local line
+  line=$(GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
+    --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision "$PRECISION" \
+    --compress "$1" | grep -- '-> ')
+  echo "$1 $(sed -E 's/.*-> ([0-9,]+) tokens\/s.*/\1/; s/,//g' <<< "$line")" >> "$OUT/peer"
+  echo "$line"
+}
 for ((round = 1; round <= PAIRS; round++)); do
   if [ "$PAIRS" -gt 1 ]; then echo "-- round $round of $PAIRS"; fi
   rm -rf "$OUT/two-fp32" "$OUT/two-bf16" "$OUT/one"
   for wire in fp32 bf16; do
     two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
     echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl" "$wire" "$OUT/tokens")"
+    if [ "$wire" = fp32 ]; then compress=none; else compress=fp16; fi
+    echo "   $(peer $compress)"
   done
   JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
   echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
@@ -122,33 +135,23 @@ for ((round = 1; round <= PAIRS; round++)); do
     awk '{ s[$1] = $2 } END { printf "   of one host: fp32 %.1f%%, bf16 gradients %.1f%%\n", 100 * s["fp32"], 100 * s["bf16"] }' <(tail -n 2 "$OUT/shares")
   fi
 done
-if [ "$PAIRS" -gt 1 ]; then
-  python3 - "$OUT/shares" <<'PY'
+# the summary: shares of one host, and each round's ratio to the peer run beside it
+python3 - "$OUT/shares" "$OUT/tokens" "$OUT/peer" <<'PY'
 import collections, statistics, sys
-by = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    wire, share = line.split(); by[wire].append(float(share))
-print("   median share of one host over %d rounds: fp32 %.1f%% (%.1f-%.1f), bf16 gradients %.1f%% (%.1f-%.1f)" % (
-    len(by["fp32"]), 100 * statistics.median(by["fp32"]), 100 * min(by["fp32"]), 100 * max(by["fp32"]),
-    100 * statistics.median(by["bf16"]), 100 * min(by["bf16"]), 100 * max(by["bf16"])))
-PY
-fi
-# the peer twice: fp32 gradients, and fp16_compress_hook (half the bytes) beside --grad-wire bf16
-for compress in none fp16; do
-  GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
-    --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision "$PRECISION" \
-    --compress $compress | tee -a "$OUT/peer" | sed 's/^/   /'
-done
-python3 - "$OUT/tokens" "$OUT/peer" <<'PY'
-import collections, re, statistics, sys
-by = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    wire, tok = line.split(); by[wire].append(float(tok))
-peer = [float(re.search(r"-> ([0-9,]+) tokens/s", l)[1].replace(",", "")) for l in open(sys.argv[2])]
-for wire, p, what in (("fp32", peer[0], "fp32 gradients"), ("bf16", peer[1], "fp16_compress_hook")):
-    j = statistics.median(by[wire])
-    print(f"   against PyTorch: --grad-wire {wire} median {j:,.0f} tokens/s / PyTorch {what} {p:,.0f} = {j / p:.2f}x"
-          f" (rounds {min(by[wire]) / p:.2f}-{max(by[wire]) / p:.2f}x)")
+def table(path):
+    by = collections.defaultdict(list)
+    for line in open(path):
+        key, value = line.split(); by[key].append(float(value))
+    return by
+shares, tokens, peer = table(sys.argv[1]), table(sys.argv[2]), table(sys.argv[3])
+for wire in ("fp32", "bf16"):
+    s = shares[wire]
+    print("   of one host, --grad-wire %s: median %.1f%% over %d round(s) (%.1f-%.1f)" % (
+        wire, 100 * statistics.median(s), len(s), 100 * min(s), 100 * max(s)))
+for wire, compress, what in (("fp32", "none", "fp32 gradients"), ("bf16", "fp16", "fp16_compress_hook")):
+    ratios = [j / p for j, p in zip(tokens[wire], peer[compress])]
+    print(f"   against PyTorch ({what}), --grad-wire {wire}: median {statistics.median(ratios):.2f}x over {len(ratios)} round(s)"
+          f" ({', '.join(f'{j:,.0f}/{p:,.0f}' for j, p in zip(tokens[wire], peer[compress]))} tokens/s)")
 PY
 STEPS=${STEPS_ARG:-10}
 fi
