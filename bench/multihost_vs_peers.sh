@@ -108,13 +108,13 @@ PY
 # ratio is taken within its round, a minute or two apart, because this machine's speed drifts over minutes (both
 # sides move together) and one peer run at the end compared against every round mixed the drift into the ratios.
 PAIRS=${PAIRS:-1}
-peer() { # COMPRESS (none|fp16) -> the peer's line, also appended to $OUT/peer as "COMPRESS tokens"
+peer() { # COMPRESS (none|fp16): prints the peer's line and appends "COMPRESS tokens" to $OUT/peer; a failed run ends the script
   local line
   line=$(GLOO_SOCKET_IFNAME=eth0 PEER_PORT=29701 OMP_NUM_THREADS=1 two_hosts 1 "$PY" "$ROOT/bench/multihost/ddp_gpt.py" --vocab 256 \
     --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps "$STEPS" --warmup 3 --precision "$PRECISION" \
-    --compress "$1" | grep -- '-> ')
+    --compress "$1" | grep -- '-> ') || { echo "multihost_vs_peers: the PyTorch DDP run (--compress $1) gave no figure" >&2; exit 1; }
   echo "$1 $(sed -E 's/.*-> ([0-9,]+) tokens\/s.*/\1/; s/,//g' <<< "$line")" >> "$OUT/peer"
-  echo "$line"
+  echo "   $line"
 }
 for ((round = 1; round <= PAIRS; round++)); do
   if [ "$PAIRS" -gt 1 ]; then echo "-- round $round of $PAIRS"; fi
@@ -122,8 +122,7 @@ for ((round = 1; round <= PAIRS; round++)); do
   for wire in fp32 bf16; do
     two_hosts 1 "${JT[@]}" "${TRAIN[@]}" --grad-wire "$wire" --out "$OUT/two-$wire" > /dev/null
     echo "   jtrain DDP 2 hosts x 1 rank, --grad-wire $wire: $(tokens "$OUT/two-$wire/metrics.jsonl" "$wire" "$OUT/tokens")"
-    if [ "$wire" = fp32 ]; then compress=none; else compress=fp16; fi
-    echo "   $(peer $compress)"
+    if [ "$wire" = fp32 ]; then peer none; else peer fp16; fi
   done
   JT_HOST_CPUS=shared "$HOSTS" exec 1 "${JT[@]}" "${TRAIN[@]}" --nproc 2 --out "$OUT/one" > "$OUT/one.log" 2>&1 || { cat "$OUT/one.log" >&2; exit 1; }
   echo "   jtrain DDP 1 host x 2 ranks (both cores): $(tokens "$OUT/one/metrics.jsonl")"
