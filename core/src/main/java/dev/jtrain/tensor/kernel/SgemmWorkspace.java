@@ -163,16 +163,22 @@ final class SgemmWorkspace {
     /** Ways of one set the A panel may take, leaving the rest to the B panels and C streaming through. */
     static final int L1_WAYS_FOR_A = 4;
 
-    /** Whether MR rows of kc floats, lda apart and starting anywhere in a line, put at most L1_WAYS_FOR_A lines in any set. */
+    /**
+     * Whether MR rows of kc floats, lda apart and starting anywhere in a line, put at most L1_WAYS_FOR_A lines in any
+     * set. Each line is counted once: rows less than a line apart past their end (lda close to kc) share a line, and
+     * counting it for both rows made a 12-row panel of back-to-back rows look like five ways of a set, not four.
+     */
     static boolean aPanelFitsL1(int kc, int lda, int[] lines) {
         int span = (kc + LINE_FLOATS - 1) / LINE_FLOATS + 1; // lines per row, one more where the row starts mid-line
         if (span >= L1_SETS) return false;
         Arrays.fill(lines, 0);
+        long counted = -1; // the last line counted: rows go up in memory, so a shared line is the previous row's last
         for (int r = 0; r < MR; r++) {
             long first = (long) r * lda / LINE_FLOATS;
-            for (int l = 0; l < span; l++) {
-                if (++lines[(int) ((first + l) % L1_SETS)] > L1_WAYS_FOR_A) return false;
+            for (long line = Math.max(first, counted + 1); line < first + span; line++) {
+                if (++lines[(int) (line % L1_SETS)] > L1_WAYS_FOR_A) return false;
             }
+            counted = first + span - 1;
         }
         return true;
     }

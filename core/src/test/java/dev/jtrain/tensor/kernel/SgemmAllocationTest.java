@@ -3,24 +3,45 @@ package dev.jtrain.tensor.kernel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.management.ManagementFactory;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A product in steady state allocates nothing on the heap: a training step runs tens of thousands of machine-code
  * calls, and a memory segment (or slice) made per call filled the young generation with a few MB a step, faults on
- * fresh pages included.
+ * fresh pages included. On one thread nothing at all; split over two threads, the parallel region's two task objects
+ * (the lambdas that carry the product's arguments to the workers, ~100 bytes), once per product and not per call into
+ * the machine code, of which a product here makes dozens.
  */
 class SgemmAllocationTest {
-    @Test
-    void steadyStateProductsOnTheMachineCodeAllocateNothing() {
+    private int savedThreads;
+
+    @BeforeEach
+    void saveThreads() {
+        savedThreads = Parallel.threads();
+    }
+
+    @AfterEach
+    void restoreThreads() {
+        Parallel.setThreads(savedThreads);
+    }
+
+    @ParameterizedTest(name = "threads={0}")
+    @ValueSource(ints = {1, 2})
+    void steadyStateProductsOnTheMachineCodeAllocateNothingPerCall(int threadCount) {
         Assumptions.assumeTrue(SgemmKernel.NATIVE, "the fp32 machine-code kernel does not run here: " + SgemmKernel.backend());
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled(),
                 "this JVM does not count a thread's allocated bytes");
+        Parallel.setThreads(threadCount);
         // rows not a multiple of MR and columns not of NR: full tiles, the ragged row panel and the tile buffer path;
-        // big enough for the packed path (not SgemmSmall's)
-        int m = 12 * SgemmKernel.MR + 1, n = 6 * SgemmKernel.NR + 5, k = 72;
+        // big enough for the packed path (not SgemmSmall's) and, on two threads, for the split (m·n·k >= 2^20 with
+        // either tile, 6 x 16 or 12 x 32)
+        int m = 12 * SgemmKernel.MR + 1, n = 6 * SgemmKernel.NR + 5, k = 160;
+        assertThat((long) m * n * k).isGreaterThanOrEqualTo(1L << 20);
         float[] a = new float[m * k], b = new float[k * n], c = new float[m * n];
         for (int i = 0; i < a.length; i++) a[i] = (i % 7) - 3;
         for (int i = 0; i < b.length; i++) b[i] = (i % 5) - 2;
@@ -29,7 +50,9 @@ class SgemmAllocationTest {
         int calls = 2_000;
         for (int i = 0; i < calls; i++) product(a, b, c, m, n, k, i);
         long bytes = threads.getCurrentThreadAllocatedBytes() - before;
-        assertThat(bytes).as("bytes allocated by %d products of %d x %d x %d", calls, m, n, k).isLessThan(calls * 8L);
+        long perProduct = threadCount == 1 ? 8 : 160;
+        assertThat(bytes).as("bytes allocated by %d products of %d x %d x %d on %d thread(s)", calls, m, n, k, threadCount)
+                .isLessThan(calls * perProduct);
     }
 
     private static void product(float[] a, float[] b, float[] c, int m, int n, int k, int i) {

@@ -87,7 +87,7 @@ class SgemmTest {
         SplittableRandom rnd = new SplittableRandom(SEED * 5 + threads);
         int[] rows = {MR, 4 * MR + 1, 150};
         for (int m : rows) {
-            for (int[] kPad : new int[][] {{300, 11}, {300, 1024 - 300}, {600, 5}, {384, 0}}) {
+            for (int[] kPad : new int[][] {{300, 11}, {300, 1024 - 300}, {600, 5}, {384, 0}, {256, 0}}) {
                 for (int tb = 0; tb < 2; tb++) {
                     check(rnd, false, tb == 1, m, 70, kPad[0], 1f, 0f, 13, 3, 7, kPad[1]);
                     check(rnd, false, tb == 1, m, 45, kPad[0], 0.5f, 1f, 2, 0, 1, kPad[1]);
