@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The choice between the AMX and the AVX512_BF16 kernel, and what only the AMX path has: k padded to whole blocks of
@@ -18,19 +17,8 @@ import org.junit.jupiter.api.Timeout;
  * both exist, so neither goes untested on an AMX machine.
  */
 @Timeout(120)
+@ExtendWith(RestoresKernelThreads.class)
 class Bf16AmxTest {
-    private int savedThreads;
-
-    @BeforeEach
-    void setUp() {
-        savedThreads = Parallel.threads();
-    }
-
-    @AfterEach
-    void restoreThreads() {
-        Parallel.setThreads(savedThreads);
-    }
-
     @Test
     void autoRunsTheTilesWhereTheCpuHasThem() {
         assertThat(Bf16Gemm.isAmx()).as(Bf16Gemm.backend() + "; CPU AMX-BF16: " + CpuFeatures.CURRENT.amxBf16())

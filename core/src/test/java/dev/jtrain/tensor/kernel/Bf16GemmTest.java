@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Checks {@link Bf16Gemm} on odd shapes (ragged tiles, odd k, several k and n blocks) in every transpose
@@ -21,19 +21,13 @@ import org.junit.jupiter.api.Test;
  * Both hold for whichever path runs here: the AVX512_BF16 kernel, or the fallback that rounds the operands and
  * multiplies in fp32 (setUp prints which).
  */
+@ExtendWith(RestoresKernelThreads.class)
 class Bf16GemmTest {
     private static final long SEED = 20261125L;
-    private int savedThreads;
 
     @BeforeEach
     void setUp() {
-        savedThreads = Parallel.threads();
         System.out.println("Bf16GemmTest seed=" + SEED + ", " + Bf16Gemm.backend());
-    }
-
-    @AfterEach
-    void restoreThreads() {
-        Parallel.setThreads(savedThreads);
     }
 
     private static float[] random(SplittableRandom rnd, int n) {

@@ -3,9 +3,8 @@ package dev.jtrain.tensor.kernel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.management.ManagementFactory;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -16,19 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (the lambdas that carry the product's arguments to the workers, ~100 bytes), once per product and not per call into
  * the machine code, of which a product here makes dozens.
  */
+@ExtendWith(RestoresKernelThreads.class)
 class SgemmAllocationTest {
-    private int savedThreads;
-
-    @BeforeEach
-    void saveThreads() {
-        savedThreads = Parallel.threads();
-    }
-
-    @AfterEach
-    void restoreThreads() {
-        Parallel.setThreads(savedThreads);
-    }
-
     @ParameterizedTest(name = "threads={0}")
     @ValueSource(ints = {1, 2})
     void steadyStateProductsOnTheMachineCodeAllocateNothingPerCall(int threadCount) {

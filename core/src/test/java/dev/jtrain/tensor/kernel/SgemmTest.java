@@ -9,10 +9,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -23,20 +23,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * float with FMA, KC = 256 terms per block and the blocks added in sequence, so the worst-case rounding error
  * is about (256 + k/256) * 2^-24 ~ 2e-5 of that magnitude sum; a wrong index or a lost tile is off by O(1).
  */
+@ExtendWith(RestoresKernelThreads.class)
 class SgemmTest {
     private static final long SEED = 20261122L;
     private static final double REL_TOL = 3e-5;
-    private int savedThreads;
 
     @BeforeEach
-    void saveThreads() {
-        savedThreads = Parallel.threads();
+    void printSeed() {
         System.out.println("SgemmTest seed=" + SEED);
-    }
-
-    @AfterEach
-    void restoreThreads() {
-        Parallel.setThreads(savedThreads);
     }
 
     @ParameterizedTest(name = "threads={0}")
