@@ -166,7 +166,7 @@ public final class Bf16Gemm {
             Bf16Fallback.gemm(transA, transB, m, n, k, alpha, wa, 0, lda, wb, 0, ldb, beta, c, cOff, ldc);
             return;
         }
-        run(m, n, k, Bf16Operands.bf16A(transA, a, aOff, lda), Bf16Operands.bf16B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
+        run(m, n, k, Bf16Operands.bf16A(transA, a, aOff, lda, k), Bf16Operands.bf16B(transB, b, bOff, ldb), alpha, beta, c, cOff, ldc);
     }
 
     /**
@@ -264,19 +264,23 @@ public final class Bf16Gemm {
         int[] ap = holder[0];
         MemorySegment apSeg = MemorySegment.ofArray(ap);
         boolean rowA = a.rowMajor();
+        Bf16Workspace own = WORKSPACE.get();
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
             float betaPc = pc == 0 ? beta : 1f;
             for (int ic = 0; ic < m; ic += mcStep) {
-                int mc = Math.min(mcStep, m - ic), fic = ic;
-                Parallel.forRange((mc + MR - 1) / MR, 1, (lo, hi) -> a.pack(fic + lo * MR, fpc, Math.min(mc, hi * MR) - lo * MR,
-                        kc, ap, apSeg, lo * MR * kp));
+                // rows the kernel reads where A is stored need no packing; the others are packed from word 0
+                int mc = Math.min(mcStep, m - ic), fic = ic, inPlace = own.inPlaceRows(a.inPlace(), mc, kc),
+                        packed = mc - inPlace, from = ic + inPlace;
+                Parallel.forRange((packed + MR - 1) / MR, 1, (lo, hi) -> a.pack(from + lo * MR, fpc,
+                        Math.min(packed, hi * MR) - lo * MR, kc, ap, apSeg, lo * MR * kp));
                 Parallel.forRange(tn, 1, (lo, hi) -> {
                     Bf16Workspace ws = WORKSPACE.get();
                     for (int t = lo; t < hi; t++) {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
                         if (j0 < j1) {
-                            ws.multiply(rowA, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc, c, cOff, ldc);
+                            ws.multiply(rowA, a.inPlace(), inPlace, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc,
+                                    c, cOff, ldc);
                         }
                     }
                 });

@@ -16,9 +16,9 @@ final class Bf16Operands {
 
     /**
      * op(A), m x k: {@code rowMajor} says whether {@code packer} lays panels out row-major (word (r, p) at r * kp + p),
-     * else p-major.
+     * else p-major. {@code inPlace}, when not null, is A as the kernel can read it where it is stored.
      */
-    record A(boolean rowMajor, APacker packer, AmxPacker amxPacker) {
+    record A(boolean rowMajor, APacker packer, AmxPacker amxPacker, InPlace inPlace) {
         void pack(int i0, int p0, int mc, int kc, int[] ap, MemorySegment apSeg, int apOff) {
             packer.pack(i0, p0, mc, kc, ap, apSeg, apOff);
         }
@@ -26,6 +26,18 @@ final class Bf16Operands {
         /** Packs the block into the AMX kernel's panels instead ({@link Bf16AmxPack}), off the heap. */
         void packAmx(int i0, int p0, int mc, int kc, MemorySegment ap, int apOff) {
             amxPacker.pack(i0, p0, mc, kc, ap, apOff);
+        }
+    }
+
+    /**
+     * An A whose stored rows already are the kernel's row-major pairs: bf16 values stored m x k with the row starts and
+     * k even, so that values 2p and 2p+1 of a row are the low and high half of one 4-byte word. Word (i, p) of op(A)
+     * is word {@code base + i * stride + p} of {@code seg}; panels of MR whole rows can be read there, unpacked.
+     */
+    record InPlace(MemorySegment seg, long base, int stride) {
+        /** The segment from word (i, pair p). */
+        MemorySegment at(int i, int p) {
+            return seg.asSlice(Integer.BYTES * (base + (long) i * stride + p));
         }
     }
 
@@ -54,7 +66,7 @@ final class Bf16Operands {
         MemorySegment seg = MemorySegment.ofArray(a);
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
                 Bf16Pack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
-                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apOff));
+                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packA(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apOff), null);
     }
 
     static B fp32B(boolean transB, float[] b, int bOff, int ldb) {
@@ -67,11 +79,14 @@ final class Bf16Operands {
         return (p0, j0, kc, nc, bp, kpRows) -> Bf16Pack.packBFromWords(words, ldb, p0, j0, kc, nc, bp, kpRows);
     }
 
-    static A bf16A(boolean transA, short[] a, int aOff, int lda) {
+    /** op(A) from bf16 values, m x k; read in place where the layout allows ({@link InPlace}). */
+    static A bf16A(boolean transA, short[] a, int aOff, int lda, int k) {
         MemorySegment seg = MemorySegment.ofArray(a);
+        boolean pairs = !transA && aOff % 2 == 0 && lda % 2 == 0 && k % 2 == 0;
         return new A(Bf16Pack.rowMajorA(transA), (i0, p0, mc, kc, ap, apSeg, apOff) ->
                 Bf16Pack.packABf16(transA, a, seg, aOff, lda, i0, p0, mc, kc, ap, apSeg, apOff),
-                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packABf16(transA, a, aOff, lda, i0, p0, mc, kc, ap, apOff));
+                (i0, p0, mc, kc, ap, apOff) -> Bf16AmxPack.packABf16(transA, a, aOff, lda, i0, p0, mc, kc, ap, apOff),
+                pairs ? new InPlace(seg, aOff / 2, lda / 2) : null);
     }
 
     static B bf16B(boolean transB, short[] b, int bOff, int ldb) {

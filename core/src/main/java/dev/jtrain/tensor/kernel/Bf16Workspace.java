@@ -22,6 +22,8 @@ final class Bf16Workspace {
     private final MemorySegment bpSeg = PackBuffers.aligned((long) KC / 2 * NC * Integer.BYTES);
     /** MR x NC results of the panels that cannot go straight into C, row-major with rows NC apart. */
     private final float[] tiles = new float[MR * NC];
+    /** Scratch of {@link #inPlaceRows}: lines per L1 set. */
+    private final int[] lines = new int[64];
 
     /** Depth of the k blocks for a product over {@code k}: equal blocks of an even number of values (a pair never straddles two). */
     static int kcStep(int k) {
@@ -45,34 +47,50 @@ final class Bf16Workspace {
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc);
             for (int ic = i0; ic < i1; ic += mcStep) {
-                int mc = Math.min(mcStep, i1 - ic);
-                a.pack(ic, pc, mc, kc, ap, apSeg, 0);
-                multiply(a.rowMajor(), ap, apSeg, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f, c, cOff, ldc);
+                int mc = Math.min(mcStep, i1 - ic), inPlace = inPlaceRows(a.inPlace(), mc, kc);
+                if (inPlace < mc) a.pack(ic + inPlace, pc, mc - inPlace, kc, ap, apSeg, 0);
+                multiply(a.rowMajor(), a.inPlace(), inPlace, ap, apSeg, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f,
+                        c, cOff, ldc);
             }
         }
     }
 
     /**
-     * C[ic : ic+mc, j0:j1] = alpha * A * op(B)[pc : pc+kc, j0:j1] + beta * C for an A block already packed in
-     * {@code ap} (by this thread, or by all threads together: {@link Bf16Gemm}): packs B block by block into this
-     * workspace and runs the kernel over every A panel.
+     * How many of a block's mc rows (whole MR-row panels) the kernel reads where A is stored, kc values deep: none
+     * unless A's layout allows it ({@link Bf16Operands.InPlace}) and its rows, {@code stride} words apart, crowd no L1
+     * set more than a packed panel would (Goto &amp; van de Geijn 2008, 6.2: the panel must stay in L1 while B streams
+     * past it). Rows back to back are a packed panel already, so a bf16 A stored m x k with k within one block is
+     * never copied; rows 4 KiB apart would put all twelve in the same sets, and are packed.
      */
-    void multiply(boolean rowA, int[] ap, MemorySegment apSeg, int ic, int mc, int pc, int kc, Bf16Operands.B b,
-                  int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
+    int inPlaceRows(Bf16Operands.InPlace a, int mc, int kc) {
+        if (a == null || mc < MR) return 0;
+        int kp = kc / 2, packedPerSet = (MR * kp + 15) / 16 / 64 + 1; // a packed panel's lines per set, one for its start
+        return SgemmWorkspace.aPanelFitsL1(kp, a.stride(), lines, Math.max(SgemmWorkspace.L1_WAYS_FOR_A, packedPerSet))
+                ? mc / MR * MR : 0;
+    }
+
+    /**
+     * C[ic : ic+mc, j0:j1] = alpha * A * op(B)[pc : pc+kc, j0:j1] + beta * C for an A block whose first
+     * {@code inPlace} rows the kernel reads from {@code src} and whose other rows are packed in {@code ap} from word 0
+     * (by this thread, or by all threads together: {@link Bf16Gemm}): packs B block by block into this workspace and
+     * runs the kernel over every A panel.
+     */
+    void multiply(boolean rowA, Bf16Operands.InPlace src, int inPlace, int[] ap, MemorySegment apSeg, int ic, int mc,
+                  int pc, int kc, Bf16Operands.B b, int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
         int kp = (kc + 1) / 2;
         int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
         MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
-        int aStride = rowA ? kp : 0;
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
             b.pack(pc, jc, kc, nc, bpSeg, kp);
             int panels = (nc + NR - 1) / NR, full = nc / NR;
             for (int ir = 0; ir < mc; ir += MR) {
                 int rows = Math.min(MR, mc - ir);
-                MemorySegment panel = apSeg.asSlice((long) ir * kp * Integer.BYTES);
+                MemorySegment panel = panel(src, inPlace, apSeg, ic, ir, pc, kp);
+                int aStride = ir < inPlace ? src.stride() : rowA ? kp : 0;
                 // the next call's A panel; after the last, the first (the next column block starts there)
-                MemorySegment next = apSeg.asSlice((long) (ir + MR < mc ? ir + MR : 0) * kp * Integer.BYTES);
+                MemorySegment next = panel(src, inPlace, apSeg, ic, ir + MR < mc ? ir + MR : 0, pc, kp);
                 int cRow = cOff + (ic + ir) * ldc + jc;
                 int viaTiles = 0; // first panel that goes through the tile buffer
                 if (direct && rows == MR && full > 0) {
@@ -87,5 +105,11 @@ final class Bf16Workspace {
                 }
             }
         }
+    }
+
+    /** The A panel of block rows [ir, ir + MR): where A is stored for the first {@code inPlace} rows, else packed. */
+    private static MemorySegment panel(Bf16Operands.InPlace src, int inPlace, MemorySegment apSeg, int ic, int ir, int pc,
+                                       int kp) {
+        return ir < inPlace ? src.at(ic + ir, pc / 2) : apSeg.asSlice((long) (ir - inPlace) * kp * Integer.BYTES);
     }
 }

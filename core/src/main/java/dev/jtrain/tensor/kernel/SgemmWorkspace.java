@@ -169,6 +169,11 @@ final class SgemmWorkspace {
      * counting it for both rows made a 12-row panel of back-to-back rows look like five ways of a set, not four.
      */
     static boolean aPanelFitsL1(int kc, int lda, int[] lines) {
+        return aPanelFitsL1(kc, lda, lines, L1_WAYS_FOR_A);
+    }
+
+    /** {@link #aPanelFitsL1} with at most {@code ways} lines in a set, 4-byte elements (floats, or bf16 pairs). */
+    static boolean aPanelFitsL1(int kc, int lda, int[] lines, int ways) {
         int span = (kc + LINE_FLOATS - 1) / LINE_FLOATS + 1; // lines per row, one more where the row starts mid-line
         if (span >= L1_SETS) return false;
         Arrays.fill(lines, 0);
@@ -176,7 +181,7 @@ final class SgemmWorkspace {
         for (int r = 0; r < MR; r++) {
             long first = (long) r * lda / LINE_FLOATS;
             for (long line = Math.max(first, counted + 1); line < first + span; line++) {
-                if (++lines[(int) (line % L1_SETS)] > L1_WAYS_FOR_A) return false;
+                if (++lines[(int) (line % L1_SETS)] > ways) return false;
             }
             counted = first + span - 1;
         }

@@ -164,6 +164,50 @@ class Bf16GemmTest {
         }
     }
 
+    /**
+     * A bf16 A stored m x k with even offset, row stride and k is read by the kernel where it is (whole 12-row panels;
+     * the last rows packed), unless its rows crowd the L1 sets more than a packed panel; either way the bits are those
+     * of the widened product. Rows back to back, padded rows, several k blocks, rows 4 KiB apart (packed), a ragged
+     * last panel, both column splits of two threads, and NaN past each row's values, which no panel may read: a panel
+     * read from the wrong row, pair or k block changes the result.
+     */
+    @Test
+    void aBf16AStoredRowMajorIsReadInPlaceWithTheBitsOfThePackedProduct() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Bf16Gemm.isNative(), "no AVX512_BF16 here: " + Bf16Gemm.backend());
+        // m, n, k, lda - k, aOff
+        int[][] shapes = {{12, 64, 256, 0, 0}, {49, 70, 256, 2, 2}, {150, 96, 1024, 0, 0}, {97, 40, 1100, 0, 4},
+                {61, 33, 2048, 0, 0}, {30, 600, 130, 6, 0}, {25, 300, 64, 0, 2}};
+        long seed = SEED + 11;
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            for (int[] s : shapes) {
+                int m = s[0], n = s[1], k = s[2], lda = k + s[3], aOff = s[4], ldb = n + 1, ldc = n + 3;
+                SplittableRandom rnd = new SplittableRandom(seed++);
+                short[] a = Bf16.toBf16(random(rnd, aOff + m * lda), 0, aOff + m * lda);
+                for (int r = 0; r < m; r++) Arrays.fill(a, aOff + r * lda + k, aOff + (r + 1) * lda, (short) 0x7FC0);
+                Arrays.fill(a, 0, aOff, (short) 0x7FC0);
+                short[] b = Bf16.toBf16(random(rnd, k * ldb), 0, k * ldb);
+                float[] c0 = random(rnd, m * ldc);
+                for (float[] ab : new float[][]{{1f, 0f}, {1f, 1f}, {-0.75f, 0.5f}}) {
+                    float[] got = c0.clone(), want = c0.clone();
+                    Bf16Gemm.gemm(false, false, m, n, k, ab[0], a, aOff, lda, b, 0, ldb, ab[1], got, 0, ldc);
+                    Bf16Gemm.gemm(false, false, m, n, k, ab[0], Bf16.widen(a, 0, a.length), aOff, lda, Bf16.widen(b, 0, b.length),
+                            0, ldb, ab[1], want, 0, ldc);
+                    assertThat(got).as("%dx%dx%d lda=%d aOff=%d alpha=%s beta=%s threads=%d", m, n, k, lda, aOff, ab[0], ab[1], threads)
+                            .isEqualTo(want);
+                }
+            }
+        }
+        Bf16Workspace ws = new Bf16Workspace();
+        short[] any = new short[2];
+        var rows = new Bf16Operands.InPlace(java.lang.foreign.MemorySegment.ofArray(any), 0, 512);
+        assertThat(ws.inPlaceRows(rows, 150, 1024)).as("rows back to back: every whole panel in place").isEqualTo(144);
+        assertThat(ws.inPlaceRows(rows, 11, 1024)).as("less than a panel").isZero();
+        assertThat(ws.inPlaceRows(new Bf16Operands.InPlace(rows.seg(), 0, 1024), 150, 1024))
+                .as("rows 4 KiB apart share their L1 sets: packed").isZero();
+        assertThat(ws.inPlaceRows(null, 150, 1024)).as("a layout the kernel cannot read").isZero();
+    }
+
     /** A NaN whose payload is only in the bits rounding drops must stay NaN (truncating rounding makes it infinite). */
     @Test
     void aNaNOperandGivesNaNNotInfinity() {
