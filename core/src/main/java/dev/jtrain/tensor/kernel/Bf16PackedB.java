@@ -106,7 +106,15 @@ public final class Bf16PackedB {
             int rows = Math.min(MR, m - ir);
             MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);
             MemorySegment next = apSeg.asSlice((long) (ir + MR < m ? ir + MR : 0) * kpc * Integer.BYTES);
-            for (int t = 0; t < panelsB; t++) {
+            int t = 0;
+            if (rows == MR && full > 0 && rangeBytes == 0 && kpc == kp) {
+                // the whole k range: the panels' pair rows lie back to back, so one call sweeps every full panel (the
+                // call and its slices cost as much as a k = 64 tile's products otherwise)
+                Bf16Kernel.run(panel, aStride, bpSeg, kpc, full, cSeg.asSlice((long) (cOff + ir * ldc) * Float.BYTES), ldc,
+                        false, full == panelsB ? next : panel);
+                t = full;
+            }
+            for (; t < panelsB; t++) {
                 MemorySegment b = bpSeg.asSlice(t * panelBytes + rangeBytes);
                 int cAt = cOff + ir * ldc + t * NR;
                 MemorySegment pf = t == panelsB - 1 ? next : panel; // one call per B panel: the next A panel once
