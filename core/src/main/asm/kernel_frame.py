@@ -32,21 +32,36 @@ def prologue(e, name, prefetch=False, offsets=False):
     test r8, r8
     jz 90f
 10:""")
+    return args
 
 
-def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes, prefetch=False):
-    """Label 40: stores (accumulate == 0) or adds (else) accumulator registers reg0 .. reg(mr*nv - 1) into the tile at
-    rdx, row r at rdx + ldo * r, one vaddps per vector so that out + acc is rounded once; then moves rdx to the next
-    panel's columns and loops to label 10 while panels are left, and returns (label 90)."""
+def write_tile_and_next_panel(e, mr, nv, reg, vector_bytes, prefetch=False, bias_arg=None):
+    """Label 40: stores (accumulate == 0) or adds (accumulate == 1) accumulator registers reg0 .. reg(mr*nv - 1) into
+    the tile at rdx, row r at rdx + ldo * r, one vaddps per vector so that out + acc is rounded once; then moves rdx
+    to the next panel's columns and loops to label 10 while panels are left, and returns (label 90). With bias_arg
+    (the stack offset of a pointer argument), accumulate == 2 stores acc + bias instead: the panel's nv vectors of
+    the row vector the pointer holds, added to every row and rounded once, as adding into a C that held the bias
+    would; the pointer is moved to the next panel's columns in its stack slot (rax holds it here: the k loops are
+    done with the A rows, and each panel reloads them)."""
     e("""40:
     mov r15, rdx
     test r11, r11
     jz 50f""")
+    if bias_arg is not None:
+        e("    cmp r11, 2\n    je 70f")
     for r in range(mr):
         for v in range(nv):
             e(f"    vaddps {reg}{nv * r + v}, {reg}{nv * r + v}, [r15+{vector_bytes * v}]")
             e(f"    vmovups [r15+{vector_bytes * v}], {reg}{nv * r + v}")
         e("    add r15, r9")
+    if bias_arg is not None:
+        e(f"    jmp 60f\n70:\n    mov rax, [rsp+{bias_arg}]")
+        for r in range(mr):
+            for v in range(nv):
+                e(f"    vaddps {reg}{nv * r + v}, {reg}{nv * r + v}, [rax+{vector_bytes * v}]")
+                e(f"    vmovups [r15+{vector_bytes * v}], {reg}{nv * r + v}")
+            e("    add r15, r9")
+        e(f"    add qword ptr [rsp+{bias_arg}], {vector_bytes * nv}")
     e("    jmp 60f\n50:")
     for r in range(mr):
         for v in range(nv):

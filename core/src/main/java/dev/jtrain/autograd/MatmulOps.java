@@ -115,15 +115,17 @@ final class MatmulOps {
         int rows = xc.numel() / in;
         int[] outShape = x.shape();
         outShape[outShape.length - 1] = outF;
-        Tensor out = Tensor.empty(outShape); // the bias rows, or beta 0, set every element
+        Tensor out = Tensor.empty(outShape); // the bias row or beta 0 sets every element
         float[] od = out.data();
         Precision precision = Autocast.precision();
         if (b != null) {
             Tensor bc = b.contiguous();
-            for (int r = 0; r < rows; r++) System.arraycopy(bc.data(), bc.offset(), od, r * outF, outF);
+            precision.gemmWithBias(false, true, rows, outF, in, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
+                    bc.data(), bc.offset(), od, 0, outF);
+        } else {
+            precision.gemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
+                    0f, od, 0, outF);
         }
-        precision.gemm(false, true, rows, outF, in, 1f, xc.data(), xc.offset(), in, wc.data(), wc.offset(), in,
-                b != null ? 1f : 0f, od, 0, outF);
         if (ShapeOps.recording(x, w, b)) {
             var node = new Node(x, w, b) {
                 Saved sx;

@@ -143,6 +143,25 @@ public final class Bf16Gemm {
     }
 
     /**
+     * {@code C = op(A) * op(B) + bias} with the row vector {@code bias[biasOff + j]} added to column j of every row:
+     * a linear layer's forward. The bits are those of copying the bias into every row of C and calling {@link #gemm}
+     * with beta 1 (each entry rounded once, product sum plus bias), which is what this does where the AVX512_BF16
+     * kernel does not run; where it does, the kernel adds the bias as it stores its tiles, and C is written once.
+     */
+    public static void gemmWithBias(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+                                    float[] b, int bOff, int ldb, float[] bias, int biasOff, float[] c, int cOff, int ldc) {
+        SgemmArgs.check("bf16 gemm with bias", transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, c, cOff, ldc);
+        SgemmArgs.matrix("bf16 gemm with bias", "bias", 1, n, bias, biasOff, Math.max(1, n), 0);
+        if (!NATIVE || AMX || (long) m * n * k == 0) {
+            for (int r = 0; r < m; r++) System.arraycopy(bias, biasOff, c, cOff + r * ldc, n);
+            gemm(transA, transB, m, n, k, 1f, a, aOff, lda, b, bOff, ldb, 1f, c, cOff, ldc);
+            return;
+        }
+        run(m, n, k, Bf16Operands.fp32A(transA, a, aOff, lda), Bf16Operands.fp32B(transB, b, bOff, ldb), 1f, 0f, c, cOff, ldc,
+                bias, biasOff);
+    }
+
+    /**
      * {@code C = alpha * op(A) * op(B) + beta * C} on operands already held in bf16: each {@code short} is a bf16 value's
      * bits, matrices stored row-major with leading dimensions in values (the layout of a {@code torch.bfloat16} tensor
      * or a safetensors BF16 entry). Nothing is rounded, and packing reads half the bytes {@link #gemm} reads of fp32
@@ -209,10 +228,16 @@ public final class Bf16Gemm {
 
     private static void run(int m, int n, int k, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
                             float[] c, int cOff, int ldc) {
+        run(m, n, k, a, b, alpha, beta, c, cOff, ldc, null, 0);
+    }
+
+    /** With {@code bias} (AVX512_BF16 kernel, alpha 1, beta 0 only), {@link #gemmWithBias}'s row added as C is stored. */
+    private static void run(int m, int n, int k, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
+                            float[] c, int cOff, int ldc, float[] bias, int biasOff) {
         long volume = (long) m * n * k;
         int threads = Parallel.threads(), mr = AMX ? Bf16AmxPack.MR : MR;
         if (threads == 1 || volume < 1L << 20) {
-            block(a, b, 0, m, 0, n, k, alpha, beta, c, cOff, ldc);
+            block(a, b, 0, m, 0, n, k, alpha, beta, c, cOff, ldc, bias, biasOff);
             return;
         }
         // Split C into tm x tn rectangles. A thread packs its rows of A and its columns of B, so the packing done in
@@ -231,17 +256,18 @@ public final class Bf16Gemm {
         }
         int tn = bestCost == Long.MAX_VALUE ? 1 : threads / tm;
         if (tm == 1 && tn > 1 && m >= 2 * mr * tn) {
-            sharedA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc);
+            sharedA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc, bias, biasOff);
             return;
         }
-        GemmBatches.rectangles(m, n, tm, tn, mr, NR, (i0, i1, j0, j1) -> block(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc));
+        GemmBatches.rectangles(m, n, tm, tn, mr, NR, (i0, i1, j0, j1) -> block(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc,
+                bias, biasOff));
     }
 
-    /** One thread's rectangle of C, on this thread's workspace for the machine's kernel. */
+    /** One thread's rectangle of C, on this thread's workspace for the machine's kernel (a bias only without AMX). */
     private static void block(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
-                              float beta, float[] c, int cOff, int ldc) {
+                              float beta, float[] c, int cOff, int ldc, float[] bias, int biasOff) {
         if (AMX) AMX_WORKSPACE.get().gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc);
-        else WORKSPACE.get().gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc);
+        else WORKSPACE.get().gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc, bias, biasOff);
     }
 
     /**
@@ -253,7 +279,7 @@ public final class Bf16Gemm {
      * those of any other split.
      */
     private static void sharedA(int m, int n, int k, int tn, Bf16Operands.A a, Bf16Operands.B b, float alpha, float beta,
-                                float[] c, int cOff, int ldc) {
+                                float[] c, int cOff, int ldc, float[] bias, int biasOff) {
         if (AMX) {
             sharedAmxA(m, n, k, tn, a, b, alpha, beta, c, cOff, ldc);
             return;
@@ -268,6 +294,7 @@ public final class Bf16Gemm {
         for (int pc = 0; pc < k; pc += kcStep) {
             int kc = Math.min(kcStep, k - pc), kp = (kc + 1) / 2, fpc = pc;
             float betaPc = pc == 0 ? beta : 1f;
+            float[] biasPc = pc == 0 ? bias : null;
             for (int ic = 0; ic < m; ic += mcStep) {
                 // rows the kernel reads where A is stored need no packing; the others are packed from word 0
                 int mc = Math.min(mcStep, m - ic), fic = ic, inPlace = own.inPlaceRows(a.inPlace(), mc, kc),
@@ -280,7 +307,7 @@ public final class Bf16Gemm {
                         int j0 = GemmBatches.split(n, tn, t, NR), j1 = GemmBatches.split(n, tn, t + 1, NR);
                         if (j0 < j1) {
                             ws.multiply(rowA, a.inPlace(), inPlace, ap, apSeg, fic, mc, fpc, kc, b, j0, j1, alpha, betaPc,
-                                    c, cOff, ldc);
+                                    c, cOff, ldc, biasPc, biasOff);
                         }
                     }
                 });

@@ -29,7 +29,7 @@ final class Bf16Kernel {
                 var critical = Linker.Option.critical(true);
                 ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
                 kernel = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j, ValueLayout.ADDRESS), critical);
+                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j, ValueLayout.ADDRESS, ValueLayout.ADDRESS), critical);
                 pairs = MachineCode.load("bf16_pairs_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
@@ -75,9 +75,24 @@ final class Bf16Kernel {
      */
     static void run(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
                     boolean accumulate, MemorySegment next) {
+        call(ap, aStride, bp, kp, panels, out, ldo, accumulate ? 1L : 0L, next, MemorySegment.NULL);
+    }
+
+    /**
+     * {@link #run} storing {@code out[r][j] = sum_p A[r][p] * B[p][j] + bias[j]} ({@code out} not read), each entry
+     * rounded once, as adding into an {@code out} that held the bias row would: a linear layer's forward without
+     * first copying its bias into every row of C. {@code bias} holds {@code panels * 32} floats.
+     */
+    static void runWithBias(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
+                            MemorySegment next, MemorySegment bias) {
+        call(ap, aStride, bp, kp, panels, out, ldo, 2L, next, bias);
+    }
+
+    private static void call(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
+                             long mode, MemorySegment next, MemorySegment bias) {
         try {
             KERNEL.invokeExact(ap, bp, out, (long) kp, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Integer.BYTES,
-                    accumulate ? 1L : 0L, next);
+                    mode, next, bias);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

@@ -41,6 +41,15 @@ final class Bf16Workspace {
     /** C[i0:i1, j0:j1] = alpha * op(A)[i0:i1, :] * op(B)[:, j0:j1] + beta * C[i0:i1, j0:j1], in bf16 compute. */
     void gemm(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
               float beta, float[] c, int cOff, int ldc) {
+        gemm(a, b, i0, i1, j0, j1, k, alpha, beta, c, cOff, ldc, null, 0);
+    }
+
+    /**
+     * {@link #gemm}, plus with {@code bias} (alpha 1 and beta 0 only) the row vector {@code bias[biasOff + j]} added
+     * to column j of every row as the first k block is stored ({@link #multiply}).
+     */
+    void gemm(Bf16Operands.A a, Bf16Operands.B b, int i0, int i1, int j0, int j1, int k, float alpha,
+              float beta, float[] c, int cOff, int ldc, float[] bias, int biasOff) {
         int kcStep = kcStep(k), mcStep = mcStep(i1 - i0);
         if (ap.length < mcStep * (kcStep / 2)) ap = new int[mcStep * (kcStep / 2)];
         MemorySegment apSeg = MemorySegment.ofArray(ap);
@@ -50,7 +59,7 @@ final class Bf16Workspace {
                 int mc = Math.min(mcStep, i1 - ic), inPlace = inPlaceRows(a.inPlace(), mc, kc);
                 if (inPlace < mc) a.pack(ic + inPlace, pc, mc - inPlace, kc, ap, apSeg, 0);
                 multiply(a.rowMajor(), a.inPlace(), inPlace, ap, apSeg, ic, mc, pc, kc, b, j0, j1, alpha, pc == 0 ? beta : 1f,
-                        c, cOff, ldc);
+                        c, cOff, ldc, pc == 0 ? bias : null, biasOff);
             }
         }
     }
@@ -73,13 +82,20 @@ final class Bf16Workspace {
      * C[ic : ic+mc, j0:j1] = alpha * A * op(B)[pc : pc+kc, j0:j1] + beta * C for an A block whose first
      * {@code inPlace} rows the kernel reads from {@code src} and whose other rows are packed in {@code ap} from word 0
      * (by this thread, or by all threads together: {@link Bf16Gemm}): packs B block by block into this workspace and
-     * runs the kernel over every A panel.
+     * runs the kernel over every A panel. With {@code bias} (alpha 1, beta 0), C = A * op(B) + bias[biasOff + j]
+     * instead, each entry rounded once as an add into a C holding the bias would be: the kernel adds it to the
+     * full tiles it stores, and the tiles through the buffer get it here, so no pass copies the bias into C first.
      */
     void multiply(boolean rowA, Bf16Operands.InPlace src, int inPlace, int[] ap, MemorySegment apSeg, int ic, int mc,
-                  int pc, int kc, Bf16Operands.B b, int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc) {
+                  int pc, int kc, Bf16Operands.B b, int j0, int j1, float alpha, float beta, float[] c, int cOff, int ldc,
+                  float[] bias, int biasOff) {
+        if (bias != null && (alpha != 1f || beta != 0f)) {
+            throw new IllegalArgumentException("bf16 gemm with a bias row: needs alpha 1 and beta 0, got " + alpha + ", " + beta);
+        }
         int kp = (kc + 1) / 2;
         int ncStep = GemmBatches.equalSteps(j1 - j0, NC, NR);
         MemorySegment tileSeg = MemorySegment.ofArray(tiles), cSeg = MemorySegment.ofArray(c);
+        MemorySegment biasSeg = bias != null ? MemorySegment.ofArray(bias) : null;
         boolean direct = alpha == 1f && (beta == 0f || beta == 1f);
         for (int jc = j0; jc < j1; jc += ncStep) {
             int nc = Math.min(ncStep, j1 - jc);
@@ -94,14 +110,23 @@ final class Bf16Workspace {
                 int cRow = cOff + (ic + ir) * ldc + jc;
                 int viaTiles = 0; // first panel that goes through the tile buffer
                 if (direct && rows == MR && full > 0) {
-                    Bf16Kernel.run(panel, aStride, bpSeg, kp, full, cSeg.asSlice((long) cRow * Float.BYTES), ldc, beta == 1f,
-                            next);
+                    MemorySegment out = cSeg.asSlice((long) cRow * Float.BYTES);
+                    if (bias != null) {
+                        Bf16Kernel.runWithBias(panel, aStride, bpSeg, kp, full, out, ldc, next,
+                                biasSeg.asSlice((long) (biasOff + jc) * Float.BYTES));
+                    } else {
+                        Bf16Kernel.run(panel, aStride, bpSeg, kp, full, out, ldc, beta == 1f, next);
+                    }
                     viaTiles = full;
                 }
                 if (viaTiles < panels) {
                     Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
                             panels - viaTiles, tileSeg, NC, false, next);
-                    SgemmKernel.writeBack(tiles, 0, NC, c, cRow + viaTiles * NR, ldc, alpha, beta, rows, nc - viaTiles * NR);
+                    int cols = nc - viaTiles * NR, at = cRow + viaTiles * NR;
+                    SgemmKernel.writeBack(tiles, 0, NC, c, at, ldc, alpha, beta, rows, cols);
+                    if (bias != null) {
+                        for (int r = 0; r < rows; r++) VectorOps.addRowInto(bias, biasOff + jc + viaTiles * NR, c, at + r * ldc, cols);
+                    }
                 }
             }
         }

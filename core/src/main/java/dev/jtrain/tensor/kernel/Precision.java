@@ -30,6 +30,23 @@ public enum Precision {
         else Sgemm.sgemm(transA, transB, m, n, k, alpha, a, aOff, lda, b, bOff, ldb, beta, c, cOff, ldc);
     }
 
+    /**
+     * {@code C = op(A) * op(B) + bias}, the row vector {@code bias[biasOff + j]} added to column j of every row (a
+     * linear layer's forward): bitwise the bias copied into each row of C and {@link #gemm} with beta 1, which bf16
+     * on the AVX512_BF16 kernel does without the copy ({@link Bf16Gemm#gemmWithBias}).
+     */
+    public void gemmWithBias(boolean transA, boolean transB, int m, int n, int k, float[] a, int aOff, int lda,
+                             float[] b, int bOff, int ldb, float[] bias, int biasOff, float[] c, int cOff, int ldc) {
+        if (this == BF16) {
+            Bf16Gemm.gemmWithBias(transA, transB, m, n, k, a, aOff, lda, b, bOff, ldb, bias, biasOff, c, cOff, ldc);
+            return;
+        }
+        SgemmArgs.matrix("sgemm with bias", "bias", 1, n, bias, biasOff, Math.max(1, n), 0);
+        SgemmArgs.matrix("sgemm with bias", "C", m, n, c, cOff, ldc, 0);
+        for (int r = 0; r < m; r++) System.arraycopy(bias, biasOff, c, cOff + r * ldc, n);
+        Sgemm.sgemm(transA, transB, m, n, k, 1f, a, aOff, lda, b, bOff, ldb, 1f, c, cOff, ldc);
+    }
+
     /** {@code batch} independent products in this precision (arguments as {@link Sgemm#sgemmBatched}). */
     public void gemmBatched(boolean transA, boolean transB, int batch, int m, int n, int k, float alpha,
                             float[] a, int aOff, int lda, long strideA, float[] b, int bOff, int ldb, long strideB,

@@ -137,7 +137,8 @@ public final class VectorOps {
         });
     }
 
-    private static void addRowInto(float[] x, int xo, float[] out, int oo, int n) {
+    /** out[oo + c] += x[xo + c] for c < n. */
+    static void addRowInto(float[] x, int xo, float[] out, int oo, int n) {
         int c = 0, upper = S.loopBound(n);
         for (; c < upper; c += S.length())
             FloatVector.fromArray(S, x, xo + c).add(FloatVector.fromArray(S, out, oo + c)).intoArray(out, oo + c);

@@ -208,6 +208,37 @@ class Bf16GemmTest {
         assertThat(ws.inPlaceRows(null, 150, 1024)).as("a layout the kernel cannot read").isZero();
     }
 
+    /**
+     * A linear layer's forward, C = op(A) * op(B) + bias row, gives bitwise what copying the bias into every row and
+     * adding the product into it (beta 1) gives: full tiles (the kernel adds the bias as it stores), ragged columns and
+     * rows (through the tile buffer), several B panels per call (the kernel moves its bias pointer per panel), k over
+     * two blocks (the bias only in the first), a bias at an offset, every transpose, and both two-thread splits.
+     */
+    @Test
+    void aBiasRowAddedAsCIsStoredGivesTheBitsOfCopyingItIntoC() {
+        int[][] shapes = {{24, 64, 40}, {1024, 384, 96}, {37, 1536, 70}, {61, 45, 1100}, {12, 300, 33}, {200, 31, 64},
+                {5, 700, 20}};
+        long seed = SEED + 13;
+        for (int threads = 1; threads <= 2; threads++) {
+            Parallel.setThreads(threads);
+            for (int[] s : shapes) {
+                for (int t = 0; t < 4; t++) {
+                    boolean tA = (t & 1) != 0, tB = (t & 2) != 0;
+                    int m = s[0], n = s[1], k = s[2], lda = (tA ? m : k) + 1, ldb = (tB ? k : n) + 2, ldc = n + 5, biasOff = 3;
+                    SplittableRandom rnd = new SplittableRandom(seed++);
+                    float[] a = random(rnd, (tA ? k : m) * lda), b = random(rnd, (tB ? n : k) * ldb);
+                    float[] bias = random(rnd, biasOff + n);
+                    float[] got = random(rnd, m * ldc), want = got.clone();
+                    for (int r = 0; r < m; r++) Arrays.fill(got, r * ldc, r * ldc + n, Float.NaN); // C is not read
+                    Bf16Gemm.gemmWithBias(tA, tB, m, n, k, a, 0, lda, b, 0, ldb, bias, biasOff, got, 0, ldc);
+                    for (int r = 0; r < m; r++) System.arraycopy(bias, biasOff, want, r * ldc, n);
+                    Bf16Gemm.gemm(tA, tB, m, n, k, 1f, a, 0, lda, b, 0, ldb, 1f, want, 0, ldc);
+                    assertThat(got).as("tA=%s tB=%s %dx%dx%d threads=%d", tA, tB, m, n, k, threads).isEqualTo(want);
+                }
+            }
+        }
+    }
+
     /** A NaN whose payload is only in the bits rounding drops must stay NaN (truncating rounding makes it infinite). */
     @Test
     void aNaNOperandGivesNaNNotInfinity() {
