@@ -16,11 +16,11 @@ import java.lang.invoke.MethodHandle;
  * <p>Threading: stateless; callers pass their own buffers.
  */
 final class Bf16Kernel {
-    private static final MethodHandle KERNEL, PAIRS, PAIRS_A, ROWS, COLS;
+    private static final MethodHandle KERNEL, KERNEL4, PAIRS, PAIRS_A, ROWS, COLS;
     private static final String UNAVAILABLE;
 
     static {
-        MethodHandle kernel = null, pairs = null, pairsA = null, rows = null, cols = null;
+        MethodHandle kernel = null, kernel4 = null, pairs = null, pairsA = null, rows = null, cols = null;
         String why = null;
         if (!CpuFeatures.CURRENT.avx512bf16()) {
             why = "this CPU has no AVX512_BF16 (or this is not Linux on x86-64)";
@@ -28,8 +28,10 @@ final class Bf16Kernel {
             try {
                 var critical = Linker.Option.critical(true);
                 ValueLayout.OfLong j = ValueLayout.JAVA_LONG;
-                kernel = MachineCode.load("bf16_kernel_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
-                        ValueLayout.ADDRESS, ValueLayout.ADDRESS, j, j, j, j, j, ValueLayout.ADDRESS, ValueLayout.ADDRESS), critical);
+                FunctionDescriptor tile = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                        ValueLayout.ADDRESS, j, j, j, j, j, ValueLayout.ADDRESS, ValueLayout.ADDRESS);
+                kernel = MachineCode.load("bf16_kernel_x86_64.bin", tile, critical);
+                kernel4 = MachineCode.load("bf16_kernel4_x86_64.bin", tile, critical);
                 pairs = MachineCode.load("bf16_pairs_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
                         ValueLayout.ADDRESS, j, j, j, j, j), critical);
                 rows = MachineCode.load("bf16_rows_x86_64.bin", FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, j,
@@ -40,10 +42,11 @@ final class Bf16Kernel {
                         ValueLayout.ADDRESS, j, j), critical);
             } catch (IllegalStateException e) {
                 why = e.getMessage();
-                kernel = pairs = pairsA = rows = cols = null;
+                kernel = kernel4 = pairs = pairsA = rows = cols = null;
             }
         }
         KERNEL = kernel;
+        KERNEL4 = kernel4;
         PAIRS = pairs;
         PAIRS_A = pairsA;
         ROWS = rows;
@@ -75,8 +78,27 @@ final class Bf16Kernel {
      */
     static void run(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
                     boolean accumulate, MemorySegment next) {
-        call(ap, aStride, bp, kp, panels, out, ldo, accumulate ? 1L : 0L, next, MemorySegment.NULL);
+        call(false, ap, aStride, bp, kp, panels, out, ldo, accumulate ? 1L : 0L, next, MemorySegment.NULL);
     }
+
+    /**
+     * {@link #run} over the first {@link #SHORT_ROWS} rows of the 12-row panel only (its layout unchanged), writing
+     * {@code out}'s first 4 rows: the last panel of a block with 4 rows past a multiple of 12 (an attention block of
+     * 64 rows, a batch of 1,024 tokens), where the 12-row kernel spends two thirds of its products on padding.
+     */
+    static void runShort(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
+                         boolean accumulate, MemorySegment next) {
+        call(true, ap, aStride, bp, kp, panels, out, ldo, accumulate ? 1L : 0L, next, MemorySegment.NULL);
+    }
+
+    /** {@link #runWithBias} over the first {@link #SHORT_ROWS} rows, as {@link #runShort}. */
+    static void runShortWithBias(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out,
+                                 int ldo, MemorySegment next, MemorySegment bias) {
+        call(true, ap, aStride, bp, kp, panels, out, ldo, 2L, next, bias);
+    }
+
+    /** Rows of a panel that {@link #runShort} multiplies. */
+    static final int SHORT_ROWS = 4;
 
     /**
      * {@link #run} storing {@code out[r][j] = sum_p A[r][p] * B[p][j] + bias[j]} ({@code out} not read), each entry
@@ -85,14 +107,19 @@ final class Bf16Kernel {
      */
     static void runWithBias(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
                             MemorySegment next, MemorySegment bias) {
-        call(ap, aStride, bp, kp, panels, out, ldo, 2L, next, bias);
+        call(false, ap, aStride, bp, kp, panels, out, ldo, 2L, next, bias);
     }
 
-    private static void call(MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels, MemorySegment out, int ldo,
-                             long mode, MemorySegment next, MemorySegment bias) {
+    private static void call(boolean shortRows, MemorySegment ap, int aStride, MemorySegment bp, int kp, int panels,
+                             MemorySegment out, int ldo, long mode, MemorySegment next, MemorySegment bias) {
         try {
-            KERNEL.invokeExact(ap, bp, out, (long) kp, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Integer.BYTES,
-                    mode, next, bias);
+            if (shortRows) {
+                KERNEL4.invokeExact(ap, bp, out, (long) kp, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Integer.BYTES,
+                        mode, next, bias);
+            } else {
+                KERNEL.invokeExact(ap, bp, out, (long) kp, (long) panels, (long) ldo * Float.BYTES, (long) aStride * Integer.BYTES,
+                        mode, next, bias);
+            }
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {

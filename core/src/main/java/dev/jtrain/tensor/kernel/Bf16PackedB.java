@@ -107,21 +107,27 @@ public final class Bf16PackedB {
             MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);
             MemorySegment next = apSeg.asSlice((long) (ir + MR < m ? ir + MR : 0) * kpc * Integer.BYTES);
             int t = 0;
-            if (rows == MR && full > 0 && rangeBytes == 0 && kpc == kp) {
+            // a panel of at most 4 rows (the last of a 64-row block) runs the 4-row kernel
+            boolean short4 = rows <= Bf16Kernel.SHORT_ROWS, direct = rows == MR || rows == Bf16Kernel.SHORT_ROWS;
+            if (direct && full > 0 && rangeBytes == 0 && kpc == kp) {
                 // the whole k range: the panels' pair rows lie back to back, so one call sweeps every full panel (the
                 // call and its slices cost as much as a k = 64 tile's products otherwise)
-                Bf16Kernel.run(panel, aStride, bpSeg, kpc, full, cSeg.asSlice((long) (cOff + ir * ldc) * Float.BYTES), ldc,
-                        false, full == panelsB ? next : panel);
+                MemorySegment out = cSeg.asSlice((long) (cOff + ir * ldc) * Float.BYTES), pf = full == panelsB ? next : panel;
+                if (short4) Bf16Kernel.runShort(panel, aStride, bpSeg, kpc, full, out, ldc, false, pf);
+                else Bf16Kernel.run(panel, aStride, bpSeg, kpc, full, out, ldc, false, pf);
                 t = full;
             }
             for (; t < panelsB; t++) {
                 MemorySegment b = bpSeg.asSlice(t * panelBytes + rangeBytes);
                 int cAt = cOff + ir * ldc + t * NR;
                 MemorySegment pf = t == panelsB - 1 ? next : panel; // one call per B panel: the next A panel once
-                if (rows == MR && t < full) {
-                    Bf16Kernel.run(panel, aStride, b, kpc, 1, cSeg.asSlice((long) cAt * Float.BYTES), ldc, false, pf);
+                if (direct && t < full) {
+                    MemorySegment out = cSeg.asSlice((long) cAt * Float.BYTES);
+                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpc, 1, out, ldc, false, pf);
+                    else Bf16Kernel.run(panel, aStride, b, kpc, 1, out, ldc, false, pf);
                 } else {
-                    Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
+                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
+                    else Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
                     SgemmKernel.writeBack(tiles, 0, NR, c, cAt, ldc, 1f, 0f, rows, Math.min(NR, n1 - t * NR));
                 }
             }

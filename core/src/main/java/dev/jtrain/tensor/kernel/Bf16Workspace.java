@@ -109,19 +109,25 @@ final class Bf16Workspace {
                 MemorySegment next = panel(src, inPlace, apSeg, ic, ir + MR < mc ? ir + MR : 0, pc, kp);
                 int cRow = cOff + (ic + ir) * ldc + jc;
                 int viaTiles = 0; // first panel that goes through the tile buffer
-                if (direct && rows == MR && full > 0) {
+                // a panel of at most 4 rows (the last of a block 4 rows past a multiple of 12) runs the 4-row kernel
+                boolean short4 = rows <= Bf16Kernel.SHORT_ROWS;
+                if (direct && (rows == MR || rows == Bf16Kernel.SHORT_ROWS) && full > 0) {
                     MemorySegment out = cSeg.asSlice((long) cRow * Float.BYTES);
                     if (bias != null) {
-                        Bf16Kernel.runWithBias(panel, aStride, bpSeg, kp, full, out, ldc, next,
-                                biasSeg.asSlice((long) (biasOff + jc) * Float.BYTES));
+                        MemorySegment row = biasSeg.asSlice((long) (biasOff + jc) * Float.BYTES);
+                        if (short4) Bf16Kernel.runShortWithBias(panel, aStride, bpSeg, kp, full, out, ldc, next, row);
+                        else Bf16Kernel.runWithBias(panel, aStride, bpSeg, kp, full, out, ldc, next, row);
+                    } else if (short4) {
+                        Bf16Kernel.runShort(panel, aStride, bpSeg, kp, full, out, ldc, beta == 1f, next);
                     } else {
                         Bf16Kernel.run(panel, aStride, bpSeg, kp, full, out, ldc, beta == 1f, next);
                     }
                     viaTiles = full;
                 }
                 if (viaTiles < panels) {
-                    Bf16Kernel.run(panel, aStride, bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES), kp,
-                            panels - viaTiles, tileSeg, NC, false, next);
+                    MemorySegment rest = bpSeg.asSlice((long) viaTiles * kp * NR * Integer.BYTES);
+                    if (short4) Bf16Kernel.runShort(panel, aStride, rest, kp, panels - viaTiles, tileSeg, NC, false, next);
+                    else Bf16Kernel.run(panel, aStride, rest, kp, panels - viaTiles, tileSeg, NC, false, next);
                     int cols = nc - viaTiles * NR, at = cRow + viaTiles * NR;
                     SgemmKernel.writeBack(tiles, 0, NC, c, at, ldc, alpha, beta, rows, cols);
                     if (bias != null) {
