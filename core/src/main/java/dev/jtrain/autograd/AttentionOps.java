@@ -30,7 +30,9 @@ import dev.jtrain.tensor.kernel.SoftmaxKernel;
  * {@link #BLOCK}, and a row block [r0, r1) multiplies only against keys and values [0, r1) (S, P·v, dP, dS·k); dv
  * and dk go by column block [c0, c1), over rows [c0, T) only. At T = 256 that is 62.5% of the full products' work,
  * in calls still large enough (64 rows or columns) for the GEMM's tiles. Every entry a product reads is written
- * first: softmax and its backward fill a row's zeros up to its block's end. In bf16 on the native kernel, each head's
+ * first: softmax and its backward fill a row's zeros up to its block's end. In bf16 on the native kernel, each
+ * 12-row panel of a row block also stops at its own last row ({@link Bf16PackedB#multiplyCausal}): S and dP at
+ * the 32-column panel holding it, P·v and dS·k at its k, which the diagonal tile's rectangle ran to the block's end. In bf16 on the native kernel, each head's
  * right-hand operands (kᵀ and v forward; vᵀ, k, dy and q backward) are rounded and packed once ({@link Bf16PackedB})
  * and every block reads its range of them, where a GEMM per block would pack its prefix again each time; the
  * products are bitwise the same.
@@ -86,7 +88,7 @@ final class AttentionOps {
                 float[] pd = dropped(p, mask, bh * T * T, dropped);
                 for (int r0 = 0; r0 < T; r0 += BLOCK) { // y[r0, r1) = P[r0, r1)[0, r1) · v[0, r1)
                     int r1 = Math.min(T, r0 + BLOCK), y0 = b * T * C + h * hs + r0 * C;
-                    if (packs) pk[1].multiply(false, r1 - r0, 0, r1, hs, pd, r0 * T, T, yd, y0, C);
+                    if (packs) pk[1].multiplyCausal(false, r0, false, r1 - r0, 0, r1, hs, pd, r0 * T, T, yd, y0, C);
                     else precision.gemm(false, false, r1 - r0, hs, r1, 1f, pd, r0 * T, T, xd, q + 2 * C, C3, 0f, yd, y0, C);
                 }
             }
@@ -142,7 +144,7 @@ final class AttentionOps {
                             float[] pd = dropped(p, mask, a, dropped);
                             for (int r0 = 0; r0 < T; r0 += BLOCK) { // dP and dS of rows [r0, r1), then dq
                                 int r1 = Math.min(T, r0 + BLOCK);
-                                if (packs) pk[1].multiply(false, r1 - r0, 0, hs, r1, gd, dy + r0 * C, C, dp, r0 * T, T);
+                                if (packs) pk[1].multiplyCausal(true, r0, false, r1 - r0, 0, hs, r1, gd, dy + r0 * C, C, dp, r0 * T, T);
                                 else precision.gemm(false, true, r1 - r0, r1, hs, 1f, gd, dy + r0 * C, C, qd, v, C3,
                                         0f, dp, r0 * T, T);
                                 for (int t = r0; t < r1; t++) {
@@ -150,7 +152,7 @@ final class AttentionOps {
                                         for (int i = t * T; i < t * T + t + 1; i++) dp[i] *= mask[a + i];
                                     SoftmaxKernel.softmaxPrefixBackward(p, t * T, dp, t * T, dp, t * T, t + 1, r1, scale);
                                 }
-                                if (packs) pk[2].multiply(false, r1 - r0, 0, r1, hs, dp, r0 * T, T, dd, dq + r0 * C3, C3);
+                                if (packs) pk[2].multiplyCausal(false, r0, false, r1 - r0, 0, r1, hs, dp, r0 * T, T, dd, dq + r0 * C3, C3);
                                 else precision.gemm(false, false, r1 - r0, hs, r1, 1f, dp, r0 * T, T, qd, k, C3,
                                         0f, dd, dq + r0 * C3, C3);
                             }
@@ -198,7 +200,7 @@ final class AttentionOps {
                                       int hs, float scale, float[] p) {
         for (int r0 = 0; r0 < t; r0 += BLOCK) {
             int r1 = Math.min(t, r0 + BLOCK);
-            if (keysT != null) keysT.multiply(false, r1 - r0, 0, hs, r1, qkv, q + r0 * c3, c3, p, r0 * t, t);
+            if (keysT != null) keysT.multiplyCausal(true, r0, false, r1 - r0, 0, hs, r1, qkv, q + r0 * c3, c3, p, r0 * t, t);
             else precision.gemm(false, true, r1 - r0, r1, hs, 1f, qkv, q + r0 * c3, c3, qkv, q + c, c3, 0f, p, r0 * t, t);
             for (int r = r0; r < r1; r++) SoftmaxKernel.softmaxPrefix(p, r * t, r + 1, r1, scale);
         }

@@ -54,6 +54,29 @@ public final class Bf16PackedB {
      */
     public void multiply(boolean transA, int m, int k0, int k1, int n1, float[] a, int aOff, int lda,
                          float[] c, int cOff, int ldc) {
+        multiply(transA, m, k0, k1, n1, a, aOff, lda, c, cOff, ldc, -1, false);
+    }
+
+    /**
+     * {@link #multiply} for a block of rows of a causal product: row i of A is row {@code firstRow + i} of the
+     * triangle, which needs only what lies below {@code firstRow + i + 1}: op(B)'s columns ({@code columns}: S =
+     * q·kᵀ and dP = dy·vᵀ, whose entries past a row's prefix its softmax overwrites), or the k range ({@code k0} = 0:
+     * P·v and dS·k, whose A is zero there). Each A panel stops at its last row's bound, rounded up to whole B panels
+     * or to even k, where the block's rectangle ran every panel to its end: a 64-row block's diagonal tile is half
+     * padding. Entries of C past a panel's columns are then not written; a product over k gives the same values,
+     * its terms past the bound having been exact zeros.
+     */
+    public void multiplyCausal(boolean columns, int firstRow, boolean transA, int m, int k0, int k1, int n1, float[] a,
+                               int aOff, int lda, float[] c, int cOff, int ldc) {
+        if (firstRow < 0 || (!columns && k0 != 0)) {
+            throw new IllegalArgumentException("bf16 causal product: first row " + firstRow + " must be >= 0, and a bound on k"
+                    + " needs the range to start at 0 (k0=" + k0 + ")");
+        }
+        multiply(transA, m, k0, k1, n1, a, aOff, lda, c, cOff, ldc, firstRow, columns);
+    }
+
+    private void multiply(boolean transA, int m, int k0, int k1, int n1, float[] a, int aOff, int lda,
+                          float[] c, int cOff, int ldc, int firstRow, boolean columns) {
         if ((k0 & 1) != 0 || k0 < 0 || k1 > k || k0 >= k1 || n1 < 1 || n1 > n) {
             throw new IllegalArgumentException("bf16 packed product over k [" + k0 + ", " + k1 + ") and columns [0, " + n1
                     + ") of a packed " + k + " x " + n + " operand: k0 must be even and the ranges inside it");
@@ -77,7 +100,8 @@ public final class Bf16PackedB {
         int cut = (kc & 1) != 0 && k1 < k ? (k1 - 1) / 2 : -1;
         if (cut >= 0) maskHighHalves(cut, panelsB, true);
         try {
-            sweep(m, n1, kpc, aStride, apSeg, bpSeg, cSeg, tileSeg, rangeBytes, panelBytes, c, cOff, ldc, full, panelsB);
+            sweep(m, n1, kpc, aStride, apSeg, bpSeg, cSeg, tileSeg, rangeBytes, panelBytes, c, cOff, ldc, full, panelsB,
+                    firstRow, columns);
         } finally {
             if (cut >= 0) maskHighHalves(cut, panelsB, false);
         }
@@ -100,21 +124,33 @@ public final class Bf16PackedB {
     }
 
     private void sweep(int m, int n1, int kpc, int aStride, MemorySegment apSeg, MemorySegment bpSeg, MemorySegment cSeg,
-                       MemorySegment tileSeg, long rangeBytes, long panelBytes, float[] c, int cOff, int ldc, int full,
-                       int panelsB) {
+                       MemorySegment tileSeg, long rangeBytes, long panelBytes, float[] c, int cOff, int ldc, int allFull,
+                       int allPanels, int firstRow, boolean columns) {
         for (int ir = 0; ir < m; ir += MR) {
             int rows = Math.min(MR, m - ir);
             MemorySegment panel = apSeg.asSlice((long) ir * kpc * Integer.BYTES);
             MemorySegment next = apSeg.asSlice((long) (ir + MR < m ? ir + MR : 0) * kpc * Integer.BYTES);
+            // a causal block's panel stops at its last row's bound (multiplyCausal); an odd bound on k would end
+            // mid-pair, so that panel keeps the whole range
+            int panelsB = allPanels, full = allFull, kpp = kpc;
+            if (firstRow >= 0) {
+                int bound = firstRow + ir + rows;
+                if (columns) {
+                    panelsB = Math.min(allPanels, (bound + NR - 1) / NR);
+                    full = Math.min(allFull, panelsB);
+                } else if ((bound & 1) == 0) {
+                    kpp = Math.min(kpc, bound / 2);
+                }
+            }
             int t = 0;
             // a panel of at most 4 rows (the last of a 64-row block) runs the 4-row kernel
             boolean short4 = rows <= Bf16Kernel.SHORT_ROWS, direct = rows == MR || rows == Bf16Kernel.SHORT_ROWS;
-            if (direct && full > 0 && rangeBytes == 0 && kpc == kp) {
+            if (direct && full > 0 && rangeBytes == 0 && kpp == kp) {
                 // the whole k range: the panels' pair rows lie back to back, so one call sweeps every full panel (the
                 // call and its slices cost as much as a k = 64 tile's products otherwise)
                 MemorySegment out = cSeg.asSlice((long) (cOff + ir * ldc) * Float.BYTES), pf = full == panelsB ? next : panel;
-                if (short4) Bf16Kernel.runShort(panel, aStride, bpSeg, kpc, full, out, ldc, false, pf);
-                else Bf16Kernel.run(panel, aStride, bpSeg, kpc, full, out, ldc, false, pf);
+                if (short4) Bf16Kernel.runShort(panel, aStride, bpSeg, kpp, full, out, ldc, false, pf);
+                else Bf16Kernel.run(panel, aStride, bpSeg, kpp, full, out, ldc, false, pf);
                 t = full;
             }
             for (; t < panelsB; t++) {
@@ -123,11 +159,11 @@ public final class Bf16PackedB {
                 MemorySegment pf = t == panelsB - 1 ? next : panel; // one call per B panel: the next A panel once
                 if (direct && t < full) {
                     MemorySegment out = cSeg.asSlice((long) cAt * Float.BYTES);
-                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpc, 1, out, ldc, false, pf);
-                    else Bf16Kernel.run(panel, aStride, b, kpc, 1, out, ldc, false, pf);
+                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpp, 1, out, ldc, false, pf);
+                    else Bf16Kernel.run(panel, aStride, b, kpp, 1, out, ldc, false, pf);
                 } else {
-                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
-                    else Bf16Kernel.run(panel, aStride, b, kpc, 1, tileSeg, NR, false, pf);
+                    if (short4) Bf16Kernel.runShort(panel, aStride, b, kpp, 1, tileSeg, NR, false, pf);
+                    else Bf16Kernel.run(panel, aStride, b, kpp, 1, tileSeg, NR, false, pf);
                     SgemmKernel.writeBack(tiles, 0, NR, c, cAt, ldc, 1f, 0f, rows, Math.min(NR, n1 - t * NR));
                 }
             }

@@ -67,6 +67,44 @@ class Bf16PackedBTest {
         }
     }
 
+    /**
+     * A causal block's panels stop at their own rows' bounds ({@link Bf16PackedB#multiplyCausal}). Over op(B)'s
+     * columns (S = q·kᵀ): every entry a row needs, its prefix up to firstRow + i, is bitwise the full rectangle's.
+     * Over k (y = P·v), with A zero past each row's prefix as P is: the whole result is bitwise the full product's.
+     * 64-row blocks at every offset of a 256-long triangle, so both the 12-row panels and the last one of 4; and a
+     * block of 30 rows (an odd bound on k keeps a panel's whole range). A bound one panel or one pair short fails.
+     */
+    @Test
+    void aCausalBlockStopsEachPanelAtItsRowsBoundWithTheSameBits() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Bf16PackedB.available(), "no AVX512_BF16 kernel here: " + Bf16Gemm.backend());
+        SplittableRandom rnd = new SplittableRandom(20261204L);
+        int t = 256, hs = 64;
+        float[] q = random(rnd, t * hs), keys = random(rnd, t * hs), values = random(rnd, t * hs);
+        Bf16PackedB keysT = new Bf16PackedB().pack(true, hs, t, keys, 0, hs);
+        Bf16PackedB vals = new Bf16PackedB().pack(false, t, hs, values, 0, hs);
+        for (int[] block : new int[][]{{0, 64}, {64, 64}, {128, 64}, {192, 64}, {97, 30}}) {
+            int r0 = block[0], m = block[1], r1 = r0 + m;
+            float[] full = new float[m * t], causal = new float[m * t];
+            Arrays.fill(causal, Float.NaN);
+            keysT.multiply(false, m, 0, hs, r1, q, r0 * hs, hs, full, 0, t);
+            keysT.multiplyCausal(true, r0, false, m, 0, hs, r1, q, r0 * hs, hs, causal, 0, t);
+            for (int i = 0; i < m; i++) {
+                assertThat(Arrays.copyOfRange(causal, i * t, i * t + r0 + i + 1)).as("S row %d of block at %d", i, r0)
+                        .containsExactly(Arrays.copyOfRange(full, i * t, i * t + r0 + i + 1));
+            }
+            float[] p = new float[m * t];
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j <= r0 + i; j++) p[i * t + j] = (float) rnd.nextDouble();
+            }
+            float[] y = new float[m * hs], yCausal = new float[m * hs];
+            vals.multiply(false, m, 0, r1, hs, p, 0, t, y, 0, hs);
+            vals.multiplyCausal(false, r0, false, m, 0, r1, hs, p, 0, t, yCausal, 0, hs);
+            assertThat(yCausal).as("P·v of block at %d", r0).containsExactly(y);
+        }
+        assertThatThrownBy(() -> vals.multiplyCausal(false, 0, false, 4, 2, 10, 8, new float[40], 0, 8, new float[32], 0, 8))
+                .hasMessageContaining("k0=2");
+    }
+
     @Test
     void aRangeOutsideTheOperandOrStartingMidPairIsRefused() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Bf16PackedB.available(), "Bf16PackedB runs on the AVX512_BF16 kernel only; here " + Bf16Gemm.backend());
